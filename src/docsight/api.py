@@ -1,0 +1,238 @@
+"""The facade: one object that the CLI, the server and the tests use.
+
+``DocSight`` wires the store, encoder, chunker, retrievers and answerers from one ``Settings``
+object. Construction is cheap: nothing is opened, loaded or imported until a method needs it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from docsight.agents.answer import Answer, Source
+from docsight.document.model import Document
+from docsight.encoders.base import Encoder
+from docsight.errors import (
+    AmbiguousDocumentError,
+    CollectionLockedError,
+    CollectionNotFoundError,
+    DocumentNotFoundError,
+    LLMError,
+)
+from docsight.index.base import CollectionStats, DocumentInfo, Store
+from docsight.ingest.report import IngestReport
+from docsight.retrieval.hit import Hit
+from docsight.settings import Settings
+
+
+class DocSight:
+    """A collection of documents you can ingest, search and ask questions of.
+
+    >>> ds = DocSight("./.docsight")
+    >>> ds.ingest(["reports/"])                      # doctest: +SKIP
+    >>> ds.search("net revenue 2021", k=5)           # doctest: +SKIP
+    >>> ds.ask("What was net revenue in 2021?")      # doctest: +SKIP
+    """
+
+    def __init__(
+        self, collection_dir: str | Path | None = None, *, settings: Settings | None = None
+    ) -> None:
+        settings = settings.model_copy(deep=True) if settings is not None else Settings()
+        if collection_dir is not None:
+            settings.collection_dir = Path(collection_dir)
+        self.settings = settings
+        self.path = Path(settings.collection_dir)
+        self._store: Store | None = None
+        self._encoder: Encoder | None = None
+        self._chat: Any = None
+        self._lock = threading.Lock()
+
+    # --- components (lazy) ---------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from docsight.index import STORES
+
+            self._store = STORES.create(
+                self.settings.store,
+                self.path,
+                vector_index_min_rows=self.settings.retrieval.vector_index_min_rows,
+            )
+        return self._store
+
+    def encoder(self) -> Encoder:
+        with self._lock:
+            if self._encoder is None:
+                from docsight.encoders import create_encoder
+
+                self._encoder = create_encoder(self.settings.embed)
+            return self._encoder
+
+    def chat_model(self) -> Any:
+        """The configured chat model, or ``None`` when no LLM endpoint is configured."""
+        if self._chat is None and self.settings.llm.enabled:
+            from docsight.llm import create_chat_model
+
+            self._chat = create_chat_model(
+                self.settings.llm, cache_path=self.path / "cache" / "llm.sqlite"
+            )
+        return self._chat
+
+    def _require_collection(self) -> None:
+        if not self.store.exists:  # type: ignore[attr-defined]
+            raise CollectionNotFoundError(
+                f"no collection at {self.path.resolve()}; create one with `docsight ingest PATH`"
+            )
+
+    def _check_encoder(self) -> None:
+        bound = self.store.encoder_fingerprint()
+        if bound is not None and bound != self.encoder().fingerprint:
+            from docsight.errors import ConfigurationError
+
+            raise ConfigurationError(
+                f"collection {self.path} was embedded with {bound}, but the configured encoder is "
+                f"{self.encoder().fingerprint}"
+            )
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def _writer_lock(self) -> Any:
+        from filelock import FileLock
+
+        self.path.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.path / "writer.lock"), timeout=self.settings.lock_timeout)
+
+    def _locked(self) -> Any:
+        from filelock import Timeout
+
+        lock = self._writer_lock()
+        try:
+            lock.acquire()
+        except Timeout as exc:
+            raise CollectionLockedError(
+                f"another process is writing to {self.path} "
+                f"(waited {self.settings.lock_timeout:g} s)"
+            ) from exc
+        return lock
+
+    def ingest(
+        self, paths: Sequence[str | Path] | str | Path, progress: Any = None
+    ) -> IngestReport:
+        """Ingest files and directories; unchanged files are skipped without parsing."""
+        from docsight.ingest.chunking import create_chunker
+        from docsight.ingest.pipeline import IngestPipeline
+
+        if isinstance(paths, str | Path):
+            paths = [paths]
+        lock = self._locked()
+        try:
+            pipeline = IngestPipeline(
+                self.store, self.encoder, create_chunker(self.settings.chunk), self.settings
+            )
+            return pipeline.run(paths, progress)
+        finally:
+            lock.release()
+
+    def remove(self, ref: str) -> DocumentInfo:
+        """Delete a document by name or id (a unique id prefix works too)."""
+        self._require_collection()
+        info = self.resolve(ref)
+        lock = self._locked()
+        try:
+            self.store.delete_document(info.id)
+        finally:
+            lock.release()
+        return info
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def documents(self) -> list[DocumentInfo]:
+        if not self.store.exists:  # type: ignore[attr-defined]
+            return []
+        return self.store.list_documents()
+
+    def resolve(self, ref: str) -> DocumentInfo:
+        docs = self.documents()
+        for match in (
+            lambda d: d.id == ref,
+            lambda d: d.name == ref,
+            lambda d: d.source == ref or d.source == str(Path(ref).resolve()),
+            lambda d: d.name.lower() == ref.lower(),
+            lambda d: len(ref) >= 6 and d.id.startswith(ref),
+        ):
+            found = [d for d in docs if match(d)]
+            if len(found) == 1:
+                return found[0]
+            if len(found) > 1:
+                names = ", ".join(f"{d.name} ({d.id[:10]})" for d in found)
+                raise AmbiguousDocumentError(f"{ref!r} matches several documents: {names}")
+        raise DocumentNotFoundError(f"no document {ref!r} in {self.path}")
+
+    def document(self, ref: str) -> Document:
+        self._require_collection()
+        return self.store.get_document(self.resolve(ref).id)
+
+    def page_image(self, doc_ref: str, page: int) -> bytes | None:
+        """The PNG render of a page (0-based), kept for citations."""
+        document = self.document(doc_ref)
+        if not 0 <= page < document.page_count:
+            raise DocumentNotFoundError(f"{document.name} has no page {page}")
+        image_id = document.pages[page].image_id
+        asset = self.store.get_asset(image_id) if image_id else None
+        return asset.data if asset else None
+
+    def info(self) -> CollectionStats:
+        self._require_collection()
+        return self.store.stats()
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        doc_names: Sequence[str] | None = None,
+        *,
+        unit: Literal["chunk", "page"] = "chunk",
+    ) -> list[Hit]:
+        """Hybrid search (BM25 + dense, fused by reciprocal rank); ``unit="page"`` ranks pages."""
+        from docsight.retrieval import create_retrievers
+        from docsight.retrieval.search import HybridSearcher
+
+        self._require_collection()
+        if "dense" in self.settings.retrieval.channels:
+            self._check_encoder()
+        doc_ids = [self.resolve(n).id for n in doc_names] if doc_names else None
+        retrievers = create_retrievers(self.settings.retrieval.channels, self.store, self.encoder)
+        searcher = HybridSearcher(self.store, retrievers, self.settings.retrieval)
+        return searcher.search(query, k=k, doc_ids=doc_ids, unit=unit)
+
+    def ask(
+        self, question: str, *, doc_names: Sequence[str] | None = None, k: int | None = None
+    ) -> Answer:
+        """Answer with numbered citations: by the LLM if one is configured, else extractively."""
+        from docsight.agents.evidence import measure
+        from docsight.agents.extractive import ExtractiveAnswerer
+
+        hits = self.search(question, k=k or self.settings.answer.top_k, doc_names=doc_names)
+        sources = [Source.from_hit(i, hit) for i, hit in enumerate(hits, start=1)]
+        evidence = measure(question, [s.text for s in sources], self.encoder())
+        chat = self.chat_model()
+        if chat is not None:
+            from docsight.agents.llm_answerer import LLMAnswerer
+
+            try:
+                return LLMAnswerer(chat, self.settings.answer).answer(question, sources, evidence)
+            except LLMError as exc:
+                fallback = ExtractiveAnswerer(self.encoder, self.settings.answer).answer(
+                    question, sources, evidence
+                )
+                fallback.warnings.append(
+                    f"the language model failed ({exc.code}: {exc.message}); "
+                    "this is an extractive answer instead"
+                )
+                return fallback
+        return ExtractiveAnswerer(self.encoder, self.settings.answer).answer(
+            question, sources, evidence
+        )

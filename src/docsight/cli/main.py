@@ -1,0 +1,268 @@
+"""The ``docsight`` command line."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from docsight.cli import render
+from docsight.errors import DocsightError
+
+app = typer.Typer(
+    name="docsight",
+    help="Ask questions over your documents and get answers with cited pages, offline by default.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+console = Console()
+err_console = Console(stderr=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+DocOption = Annotated[
+    list[str] | None,
+    typer.Option("--doc", "-d", help="Restrict to a document (name or id); repeatable."),
+]
+
+
+class _State:
+    collection: Path | None = None
+
+
+state = _State()
+
+
+def _version(value: bool) -> None:
+    if value:
+        from docsight import __version__
+
+        console.print(f"docsight {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    collection: Annotated[
+        Path | None,
+        typer.Option(
+            "--collection",
+            "-c",
+            help="Collection directory [default: ./.docsight or $DOCSIGHT_COLLECTION_DIR].",
+        ),
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Show the version and exit.", callback=_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    state.collection = collection
+
+
+def _docsight() -> Any:
+    from docsight.api import DocSight
+
+    return DocSight(state.collection)
+
+
+@contextmanager
+def _errors(as_json: bool) -> Iterator[None]:
+    """Turn docsight errors into a message and exit code 1, never a traceback."""
+    try:
+        yield
+    except DocsightError as exc:
+        if as_json:
+            render.print_json(console, {"error": {"code": exc.code, "message": exc.message}})
+        else:
+            err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}")
+        raise typer.Exit(1) from exc
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or directories to ingest.")],
+    as_json: JsonOption = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit with status 1 if any file failed.")
+    ] = False,
+) -> None:
+    """Parse, chunk, embed and store documents. Unchanged files are skipped."""
+    with _errors(as_json):
+        ds = _docsight()
+        if as_json:
+            report = ds.ingest(paths)
+        else:
+            with _progress() as progress_cb:
+                report = ds.ingest(paths, progress=progress_cb)
+    if as_json:
+        render.print_json(console, {**report.model_dump(mode="json"), "counts": report.counts()})
+    else:
+        render.ingest_report(console, report)
+    if strict and report.failed:
+        raise typer.Exit(1)
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[Any], None]]:
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("[dim]{task.fields[file]}"),
+    )
+    with Progress(*columns, console=err_console, transient=True) as progress:
+        task = progress.add_task("ingesting", total=None, file="")
+
+        def update(event: Any) -> None:
+            if event.stage == "optimize":
+                progress.update(task, description="indexing", file="")
+                return
+            completed = event.index if event.stage == "done" else event.index - 1
+            progress.update(
+                task,
+                total=event.total,
+                completed=completed,
+                description=event.stage if event.stage != "done" else "ingesting",
+                file=Path(event.path).name,
+            )
+
+        yield update
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Number of results.")] = 10,
+    doc: DocOption = None,
+    pages: Annotated[bool, typer.Option("--pages", help="Rank pages instead of chunks.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Hybrid search (BM25 + dense) over the collection."""
+    with _errors(as_json):
+        results = _docsight().search(query, k=k, doc_names=doc, unit="page" if pages else "chunk")
+    if as_json:
+        render.print_json(console, results)
+    else:
+        render.hits(console, results)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    doc: DocOption = None,
+    k: Annotated[
+        int | None, typer.Option("--k", "-k", min=1, max=50, help="Sources to use.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Answer a question with numbered citations to pages and regions."""
+    with _errors(as_json):
+        result = _docsight().ask(question, doc_names=doc, k=k)
+    if as_json:
+        render.print_json(console, result)
+    else:
+        render.answer(console, result)
+
+
+@app.command()
+def docs(as_json: JsonOption = False) -> None:
+    """List the documents in the collection."""
+    with _errors(as_json):
+        documents = _docsight().documents()
+    if as_json:
+        render.print_json(console, documents)
+    else:
+        render.documents(console, documents)
+
+
+@app.command("rm")
+def remove(
+    doc: Annotated[str, typer.Argument(help="Document name or id (a unique id prefix works).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Remove a document and everything derived from it."""
+    with _errors(as_json):
+        info = _docsight().remove(doc)
+    if as_json:
+        render.print_json(console, {"removed": info})
+    else:
+        console.print(f"removed {info.name} ({info.id[:12]})")
+
+
+@app.command()
+def info(as_json: JsonOption = False) -> None:
+    """Show the collection's size, indexes, encoder and model configuration."""
+    with _errors(as_json):
+        ds = _docsight()
+        stats = ds.info()
+        llm = ds.settings.llm
+        extra = {
+            "llm": f"{llm.model} at {llm.base_url or 'api.openai.com'}"
+            if llm.enabled
+            else "none (offline answers)",
+            "embedding backend": ds.settings.embed.backend,
+        }
+    if as_json:
+        render.print_json(console, {**stats.model_dump(mode="json"), **extra})
+    else:
+        render.stats(console, stats, extra)
+
+
+llm_app = typer.Typer(help="Local language models.", no_args_is_help=True)
+app.add_typer(llm_app, name="llm")
+
+
+@llm_app.command("serve")
+def llm_serve(
+    model: Annotated[
+        Path | None, typer.Option(help="A GGUF model file [default: SmolLM2-135M-Instruct].")
+    ] = None,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1.")] = 8081,
+    threads: Annotated[int, typer.Option(min=1, help="CPU threads (1 is best on 2 cores).")] = 1,
+    ctx: Annotated[int, typer.Option(min=256, help="Context window in tokens.")] = 4096,
+    embedding: Annotated[bool, typer.Option(help="Also serve /v1/embeddings.")] = False,
+) -> None:
+    """Serve a local GGUF model as an OpenAI-compatible endpoint (needs the local-llm extra)."""
+    import threading
+
+    from docsight.llm.local import resolve_model_path, start_in_process
+
+    with _errors(False):
+        path = resolve_model_path(model)
+        server = start_in_process(path, threads=threads, ctx=ctx, port=port, embedding=embedding)
+    base_url = f"{server.listening_address}/v1"
+    console.print(f"serving [bold]{path.name}[/bold] at {base_url}")
+    console.print(
+        "use it with:\n"
+        f"  export DOCSIGHT_LLM_BASE_URL={base_url}\n"
+        f"  export DOCSIGHT_LLM_MODEL={path.stem}\n"
+        "press Ctrl-C to stop"
+    )
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        console.print("stopping")
+    finally:
+        del server
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/yellow]")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

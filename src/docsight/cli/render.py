@@ -1,0 +1,149 @@
+"""Rich rendering of results for the terminal. Only the CLI prints."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from docsight.agents.answer import Answer
+from docsight.index.base import CollectionStats, DocumentInfo
+from docsight.ingest.report import IngestReport
+from docsight.retrieval.hit import Hit
+
+_STATUS_STYLE = {"added": "green", "skipped": "dim", "no_text": "yellow", "failed": "red"}
+
+
+def to_jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    return value
+
+
+def print_json(console: Console, value: Any) -> None:
+    # Plain print, not rich's highlighter: the output must stay machine-readable.
+    console.file.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
+
+
+def _bbox(hit_bbox: Any) -> str:
+    if hit_bbox is None:
+        return ""
+    return "[" + ", ".join(f"{v:.2f}" for v in hit_bbox.as_tuple()) + "]"
+
+
+def ingest_report(console: Console, report: IngestReport) -> None:
+    table = Table(title="Ingestion", show_lines=False, expand=False)
+    table.add_column("file", overflow="fold")
+    table.add_column("status")
+    table.add_column("pages", justify="right")
+    table.add_column("chunks", justify="right")
+    table.add_column("seconds", justify="right")
+    table.add_column("note", overflow="fold")
+    for f in report.files:
+        note = f.reason or ""
+        if f.error_code and f.status == "failed":
+            note = f"{f.error_code}: {note}"
+        if f.replaced:
+            note = (note + " " if note else "") + f"replaced {len(f.replaced)} earlier version(s)"
+        table.add_row(
+            escape(f.name),
+            Text(f.status, style=_STATUS_STYLE[f.status]),
+            str(f.pages),
+            str(f.chunks),
+            f"{f.seconds:.2f}",
+            escape(note),
+        )
+    console.print(table)
+    counts = report.counts()
+    summary = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in counts.items() if n)
+    console.print(f"{summary or 'nothing to do'} in {report.seconds:.1f} s")
+
+
+def hits(console: Console, results: Sequence[Hit]) -> None:
+    if not results:
+        console.print("[yellow]no results[/yellow]")
+        return
+    for hit in results:
+        where = f"{escape(hit.doc_name)} · page {hit.page + 1}"
+        if hit.section_path:
+            where += f" · {escape(' > '.join(hit.section_path))}"
+        channels = " ".join(f"{name}#{rank}" for name, rank in sorted(hit.ranks.items()))
+        console.print(
+            f"[bold]{hit.rank}.[/bold] {where} [dim]({hit.kind}, score {hit.score:.4f}, "
+            f"{channels}) {_bbox(hit.bbox)}[/dim]"
+        )
+        snippet = " ".join(hit.text.split())
+        console.print("   " + escape(snippet[:300] + ("…" if len(snippet) > 300 else "")))
+
+
+def answer(console: Console, result: Answer) -> None:
+    style = "bold" if result.answerable else "bold yellow"
+    label = "Answer" if result.mode == "llm" else "Answer (extractive: quoted from the sources)"
+    if result.mode == "llm" and result.model:
+        label += f" [dim]· {escape(result.model)}[/dim]"
+    console.print(f"[dim]{label}[/dim]")
+    console.print(Text(result.answer, style=style))
+    if result.citations:
+        console.print("[dim]Sources[/dim]")
+        for c in result.citations:
+            where = f"{escape(c.doc_name)}, page {c.page + 1}"
+            if c.section_path:
+                where += f", {escape(' > '.join(c.section_path))}"
+            console.print(f"  [{c.n}] {where} [dim]{_bbox(c.bbox)}[/dim]")
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+    console.print(f"[dim]evidence {result.evidence:.2f}[/dim]")
+
+
+def documents(console: Console, docs: Sequence[DocumentInfo]) -> None:
+    if not docs:
+        console.print("[yellow]the collection is empty[/yellow]")
+        return
+    table = Table(title=f"{len(docs)} documents")
+    table.add_column("name", overflow="fold")
+    table.add_column("id")
+    table.add_column("type")
+    table.add_column("pages", justify="right")
+    table.add_column("chunks", justify="right")
+    table.add_column("ingested")
+    for d in docs:
+        table.add_row(
+            escape(d.name),
+            d.id[:12],
+            d.media_type,
+            str(d.pages),
+            str(d.chunks),
+            d.ingested_at.strftime("%Y-%m-%d %H:%M"),
+        )
+    console.print(table)
+
+
+def stats(console: Console, s: CollectionStats, extra: dict[str, str]) -> None:
+    table = Table(show_header=False, title="Collection")
+    table.add_column("key", style="dim")
+    table.add_column("value", overflow="fold")
+    rows = {
+        "path": s.path,
+        "schema version": str(s.schema_version),
+        "documents": str(s.documents),
+        "pages": str(s.pages),
+        "elements": str(s.elements),
+        "chunks": str(s.chunks),
+        "encoder": f"{s.encoder} (dim {s.dim})" if s.encoder else "none yet",
+        "indexes": ", ".join(s.indexes) or "none",
+        "size on disk": f"{s.size_bytes / 2**20:.1f} MiB",
+        **extra,
+    }
+    for key, value in rows.items():
+        table.add_row(key, escape(value))
+    console.print(table)

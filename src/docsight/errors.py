@@ -1,0 +1,167 @@
+"""The one exception tree of docsight.
+
+Every error raised on purpose by the library derives from :class:`DocsightError`, so callers can
+catch one type. Each class carries a stable ``code`` that the CLI prints, ingestion reports
+store and the HTTP server will return as the problem type.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class DocsightError(Exception):
+    """Base class of every error docsight raises on purpose."""
+
+    code = "docsight_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# --- configuration -----------------------------------------------------------------------------
+
+
+class ConfigurationError(DocsightError):
+    """Settings are invalid or contradict what a collection was built with."""
+
+    code = "configuration_error"
+
+
+class MissingDependencyError(ConfigurationError):
+    """An optional feature was used without the extra that provides it."""
+
+    code = "missing_dependency"
+
+    def __init__(
+        self, feature: str, extra: str | None, detail: str = "", hint: str | None = None
+    ) -> None:
+        if hint is None:
+            hint = (
+                f"install it with: pip install 'docsight[{extra}]'"
+                if extra
+                else "it is part of the default install; reinstall docsight"
+            )
+        message = (
+            f"{feature} needs a package that is not installed ({detail or 'import failed'}); {hint}"
+        )
+        super().__init__(message)
+        self.feature = feature
+        self.extra = extra
+
+
+class UnknownBackendError(ConfigurationError):
+    """A registry was asked for a name it does not know."""
+
+    code = "unknown_backend"
+
+
+# --- ingestion ---------------------------------------------------------------------------------
+
+
+class IngestError(DocsightError):
+    """A file could not be ingested. Always names the file and the reason."""
+
+    code = "ingest_error"
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = str(path)
+        self.reason = reason
+
+
+class UnsupportedFormatError(IngestError):
+    code = "unsupported_format"
+
+
+class ParseError(IngestError):
+    code = "parse_error"
+
+
+class LimitExceededError(IngestError):
+    """The file is larger than a configured limit (size, pages, pixels)."""
+
+    code = "limit_exceeded"
+
+
+class EncryptedDocumentError(IngestError):
+    code = "encrypted"
+
+
+# --- store -------------------------------------------------------------------------------------
+
+
+class StoreError(DocsightError):
+    code = "store_error"
+
+
+class SchemaVersionError(StoreError):
+    """The collection on disk was written by an incompatible version of docsight."""
+
+    code = "schema_version"
+
+
+class CollectionNotFoundError(StoreError):
+    """No collection exists at the given directory."""
+
+    code = "collection_not_found"
+
+
+class CollectionLockedError(StoreError):
+    """Another process holds the collection's writer lock."""
+
+    code = "collection_locked"
+
+
+class DocumentNotFoundError(StoreError):
+    code = "document_not_found"
+
+
+class AmbiguousDocumentError(StoreError):
+    code = "ambiguous_document"
+
+
+# --- models ------------------------------------------------------------------------------------
+
+
+class LLMError(DocsightError):
+    """A chat or embedding endpoint failed after retries."""
+
+    code = "llm_error"
+
+
+class LLMNotConfiguredError(LLMError):
+    code = "llm_not_configured"
+
+
+class LLMConnectionError(LLMError):
+    code = "llm_connection"
+
+
+class LLMTimeoutError(LLMError):
+    code = "llm_timeout"
+
+
+class LLMRateLimitError(LLMError):
+    code = "llm_rate_limited"
+
+
+class LLMStatusError(LLMError):
+    """The endpoint answered with an HTTP error status that retries did not cure."""
+
+    code = "llm_status"
+
+    def __init__(self, message: str, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class LLMResponseError(LLMError):
+    """The model's answer could not be used (empty, or invalid JSON after the repair attempt)."""
+
+    code = "llm_bad_response"
+
+
+class EncoderError(DocsightError):
+    code = "encoder_error"

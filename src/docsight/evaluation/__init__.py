@@ -1,0 +1,1 @@
+"""Evaluation: metrics now; datasets, runs and reports follow."""

@@ -1,0 +1,11 @@
+"""Collection stores, looked up by name."""
+
+from __future__ import annotations
+
+from docsight._registry import Registry
+from docsight.index.base import ChannelHit, CollectionStats, DocumentInfo, Store
+
+STORES: Registry[Store] = Registry("stores")
+STORES.register("lance", "docsight.index.lance:LanceStore", description="embedded LanceDB")
+
+__all__ = ["STORES", "ChannelHit", "CollectionStats", "DocumentInfo", "Store"]

@@ -1,0 +1,473 @@
+"""The embedded LanceDB store.
+
+One directory per collection: a ``collection.json`` manifest (schema version, encoder) and one Lance
+table per kind of row. Lance commits are atomic per table but not across tables, so a document is
+written children-first with its ``documents`` row last; that row is the commit point, and every
+read filters on committed documents. BM25 uses Lance's native full-text index; dense search is
+exact until the collection is large enough for an IVF-PQ index to pay off.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import warnings
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from docsight.document.chunk import Chunk
+from docsight.document.model import Asset, Document, ParsedDocument
+from docsight.errors import (
+    ConfigurationError,
+    DocumentNotFoundError,
+    SchemaVersionError,
+    StoreError,
+)
+from docsight.index import schema as S
+from docsight.index.base import ChannelHit, CollectionStats, DocumentInfo
+
+log = logging.getLogger(__name__)
+
+MANIFEST = "collection.json"
+_FTS_OPTIONS = dict(
+    use_tantivy=False,
+    with_position=False,
+    base_tokenizer="simple",
+    language="English",
+    lower_case=True,
+    stem=True,
+    remove_stop_words=True,
+    ascii_folding=True,
+)
+_MAX_IN_LIST = 500  # ids per IN (...) filter; longer lists are split
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _in_filter(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(_quote(v) for v in values)})"
+
+
+def _batches(values: Sequence[str], size: int = _MAX_IN_LIST) -> Iterable[Sequence[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+class LanceStore:
+    def __init__(
+        self, path: str | os.PathLike[str], *, vector_index_min_rows: int = 50_000
+    ) -> None:
+        self.path = Path(path)
+        self.vector_index_min_rows = vector_index_min_rows
+        self._db: Any = None
+        self._tables: dict[str, Any] = {}
+        self._manifest: dict[str, Any] | None = None
+        self._lock = threading.RLock()
+        self._committed: tuple[int, frozenset[str]] | None = None
+
+    # --- opening -------------------------------------------------------------------------------
+
+    @property
+    def exists(self) -> bool:
+        return (self.path / MANIFEST).is_file()
+
+    def _read_manifest(self) -> dict[str, Any]:
+        if self._manifest is None:
+            file = self.path / MANIFEST
+            if file.is_file():
+                try:
+                    manifest = json.loads(file.read_text())
+                except (OSError, ValueError) as exc:
+                    raise StoreError(f"{file}: unreadable collection manifest ({exc})") from exc
+                version = manifest.get("schema_version")
+                if version != S.STORE_SCHEMA_VERSION:
+                    raise SchemaVersionError(
+                        f"{self.path} was written with store schema v{version}; this version of "
+                        f"docsight reads v{S.STORE_SCHEMA_VERSION}. "
+                        "Re-ingest into a new collection."
+                    )
+                self._manifest = manifest
+            else:
+                self._manifest = {"schema_version": S.STORE_SCHEMA_VERSION, "encoder": None}
+        return self._manifest
+
+    def _write_manifest(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        tmp = self.path / (MANIFEST + ".tmp")
+        tmp.write_text(json.dumps(self._read_manifest(), indent=2))
+        os.replace(tmp, self.path / MANIFEST)  # atomic: readers see the old or the new file
+
+    def _connect(self) -> Any:
+        if self._db is None:
+            import lancedb
+
+            self._read_manifest()
+            self.path.mkdir(parents=True, exist_ok=True)
+            # Re-check table versions on every read so a long-lived reader sees other writers.
+            self._db = lancedb.connect(self.path / "tables", read_consistency_interval=timedelta(0))
+        return self._db
+
+    def _table(self, name: str) -> Any | None:
+        """An existing table, or ``None``: reads never create anything."""
+        with self._lock:
+            if name not in self._tables:
+                db = self._connect()
+                if name not in db.list_tables().tables:
+                    return None
+                self._tables[name] = db.open_table(name)
+            return self._tables[name]
+
+    def _writable_table(self, name: str, schema: pa.Schema) -> Any:
+        with self._lock:
+            table = self._table(name)
+            if table is None:
+                table = self._connect().create_table(name, schema=schema, exist_ok=True)
+                self._tables[name] = table
+            return table
+
+    # --- encoder binding -----------------------------------------------------------------------
+
+    def encoder_fingerprint(self) -> str | None:
+        encoder = self._read_manifest().get("encoder")
+        return encoder["fingerprint"] if encoder else None
+
+    def bind_encoder(self, fingerprint: str, dim: int) -> None:
+        """Record the vector space of this collection; refuse a different one."""
+        manifest = self._read_manifest()
+        current = manifest.get("encoder")
+        if current is None:
+            manifest["encoder"] = {"fingerprint": fingerprint, "dim": dim}
+            self._write_manifest()
+        elif current["fingerprint"] != fingerprint or current["dim"] != dim:
+            raise ConfigurationError(
+                f"collection {self.path} was embedded with {current['fingerprint']} "
+                f"(dim {current['dim']}); the configured encoder is {fingerprint} (dim {dim}). "
+                "Use the same encoder or a new collection."
+            )
+        elif not self.exists:
+            self._write_manifest()
+
+    def _dim(self) -> int:
+        encoder = self._read_manifest().get("encoder")
+        if not encoder:
+            raise StoreError(f"collection {self.path} has no encoder bound yet")
+        return int(encoder["dim"])
+
+    # --- documents -----------------------------------------------------------------------------
+
+    def committed_ids(self) -> frozenset[str]:
+        table = self._table("documents")
+        if table is None:
+            return frozenset()
+        version = table.version
+        if self._committed is None or self._committed[0] != version:
+            rows = table.search().where("status = 'done'").select(["id"]).limit(None).to_arrow()
+            self._committed = (version, frozenset(rows.column("id").to_pylist()))
+        return self._committed[1]
+
+    def _document_rows(self, where: str | None = None) -> list[dict[str, Any]]:
+        table = self._table("documents")
+        if table is None:
+            return []
+        clause = "status = 'done'" + (f" AND ({where})" if where else "")
+        query = table.search().where(clause).select(S.DOCUMENT_INFO_COLUMNS).limit(None)
+        return query.to_arrow().to_pylist()  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _info(row: dict[str, Any]) -> DocumentInfo:
+        return DocumentInfo(
+            id=row["id"],
+            name=row["name"],
+            source=row["source"],
+            media_type=row["media_type"],
+            sha256=row["sha256"],
+            size_bytes=row["size_bytes"],
+            title=row["title"],
+            pages=row["pages"],
+            elements=row["elements"],
+            chunks=row["chunks"],
+            parser=row["parser"],
+            ingested_at=row["ingested_at"],
+            schema_version=row["schema_version"],
+        )
+
+    def has_document(self, doc_id: str) -> DocumentInfo | None:
+        rows = self._document_rows(f"id = {_quote(doc_id)}")
+        return self._info(rows[0]) if rows else None
+
+    def list_documents(self) -> list[DocumentInfo]:
+        infos = [self._info(r) for r in self._document_rows()]
+        return sorted(infos, key=lambda d: (d.name, d.id))
+
+    def documents_by_source(self, source: str) -> list[DocumentInfo]:
+        return [self._info(r) for r in self._document_rows(f"source = {_quote(source)}")]
+
+    def _upsert(self, name: str, data: pa.Table | list[dict[str, Any]], schema: pa.Schema) -> None:
+        table_data = (
+            data if isinstance(data, pa.Table) else pa.Table.from_pylist(data, schema=schema)
+        )
+        if table_data.num_rows == 0:
+            return
+        table = self._writable_table(name, schema)
+        (
+            table.merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute(table_data)
+        )
+
+    def put_document(
+        self, parsed: ParsedDocument, chunks: Sequence[Chunk], vectors: np.ndarray
+    ) -> DocumentInfo:
+        doc = parsed.document
+        dim = self._dim()
+        if len(vectors) and vectors.shape[1] != dim:
+            raise StoreError(f"vectors have dim {vectors.shape[1]}, collection expects {dim}")
+        with self._lock:
+            self._write_manifest()
+            # Children first, in any order; the documents row below is the commit point.
+            for group in _asset_groups(parsed.assets):
+                self._upsert("assets", S.asset_rows(group), S.ASSETS)
+            self._upsert("pages", S.page_rows(doc), S.PAGES)
+            self._upsert("elements", S.element_rows(doc), S.ELEMENTS)
+            if chunks:
+                self._upsert("chunks", S.chunk_table(chunks, vectors, dim), S.chunks_schema(dim))
+            self._upsert("documents", [S.document_row(parsed, len(chunks))], S.DOCUMENTS)
+            self._ensure_text_index()
+        info = self.has_document(doc.id)
+        if info is None:  # pragma: no cover - the row was just committed
+            raise StoreError(f"document {doc.id} vanished after commit")
+        return info
+
+    def delete_document(self, doc_id: str) -> None:
+        with self._lock:
+            documents = self._table("documents")
+            if documents is not None:
+                # Un-commit first, so readers stop seeing the document before its rows go.
+                documents.delete(f"id = {_quote(doc_id)}")
+            self._delete_children([doc_id])
+
+    def _delete_children(self, doc_ids: Sequence[str]) -> None:
+        for name in ("chunks", "elements", "pages", "assets"):
+            table = self._table(name)
+            if table is None:
+                continue
+            for batch in _batches(list(doc_ids)):
+                table.delete(_in_filter("doc_id", batch))
+
+    def recover(self) -> int:
+        """Remove rows of documents whose write never committed (a crash mid-ingest)."""
+        committed = self.committed_ids()
+        orphans: set[str] = set()
+        for name in ("chunks", "elements", "pages", "assets"):
+            table = self._table(name)
+            if table is None:
+                continue
+            ids = table.search().select(["doc_id"]).limit(None).to_arrow().column("doc_id")
+            orphans.update(set(pc.unique(ids).to_pylist()) - committed)
+        orphans.discard(None)  # type: ignore[arg-type]
+        if orphans:
+            log.info("removing rows of %d uncommitted documents", len(orphans))
+            with self._lock:
+                self._delete_children(sorted(orphans))
+        return len(orphans)
+
+    def get_document(self, doc_id: str) -> Document:
+        table = self._table("documents")
+        rows = (
+            table.search()
+            .where(f"id = {_quote(doc_id)} AND status = 'done'")
+            .select(["doc_json"])
+            .limit(1)
+            .to_arrow()
+            .to_pylist()
+            if table is not None
+            else []
+        )
+        if not rows:
+            raise DocumentNotFoundError(f"no document {doc_id} in {self.path}")
+        document = Document.model_validate_json(rows[0]["doc_json"])
+        elements_table = self._table("elements")
+        if elements_table is not None:
+            element_rows = (
+                elements_table.search()
+                .where(f"doc_id = {_quote(doc_id)}")
+                .limit(None)
+                .to_arrow()
+                .to_pylist()
+            )
+            document.elements = sorted(
+                (S.element_from_row(r) for r in element_rows), key=lambda e: e.order
+            )
+        return document
+
+    def get_asset(self, asset_id: str) -> Asset | None:
+        table = self._table("assets")
+        if table is None:
+            return None
+        rows = table.search().where(f"id = {_quote(asset_id)}").limit(1).to_arrow().to_pylist()
+        if not rows or rows[0]["doc_id"] not in self.committed_ids():
+            return None
+        return S.asset_from_row(rows[0])
+
+    # --- chunks and search ---------------------------------------------------------------------
+
+    def _chunk_rows(self, where: str) -> list[dict[str, Any]]:
+        table = self._table("chunks")
+        if table is None:
+            return []
+        rows = table.search().where(where).select(S.CHUNK_COLUMNS).limit(None).to_arrow()
+        committed = self.committed_ids()
+        return [r for r in rows.to_pylist() if r["doc_id"] in committed]
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        by_id: dict[str, Chunk] = {}
+        for batch in _batches(list(dict.fromkeys(chunk_ids))):
+            for row in self._chunk_rows(_in_filter("id", batch)):
+                by_id[row["id"]] = S.chunk_from_row(row)
+        return [by_id[i] for i in chunk_ids if i in by_id]
+
+    def document_chunks(self, doc_id: str) -> list[Chunk]:
+        rows = self._chunk_rows(f"doc_id = {_quote(doc_id)}")
+        return sorted((S.chunk_from_row(r) for r in rows), key=lambda c: c.order)
+
+    def page_chunks(self, doc_id: str, page: int) -> list[Chunk]:
+        rows = self._chunk_rows(f"doc_id = {_quote(doc_id)} AND page = {int(page)}")
+        return sorted((S.chunk_from_row(r) for r in rows), key=lambda c: c.order)
+
+    def _ensure_text_index(self) -> None:
+        table = self._table("chunks")
+        if table is None or table.count_rows() == 0:
+            return
+        if not any(i.index_type == "FTS" for i in table.list_indices()):
+            with warnings.catch_warnings():
+                # create_fts_index is the one sync call that configures the native index.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                table.create_fts_index("text", replace=True, **_FTS_OPTIONS)
+
+    def _hits(self, rows: pa.Table, score: Any) -> list[ChannelHit]:
+        committed = self.committed_ids()
+        return [
+            ChannelHit(chunk_id=i, doc_id=d, page=p, score=float(s))
+            for i, d, p, s in zip(
+                rows.column("id").to_pylist(),
+                rows.column("doc_id").to_pylist(),
+                rows.column("page").to_pylist(),
+                score,
+                strict=True,
+            )
+            if d in committed
+        ]
+
+    def text_search(
+        self, query: str, limit: int, doc_ids: Sequence[str] | None = None
+    ) -> list[ChannelHit]:
+        table = self._table("chunks")
+        if table is None or not query.strip() or doc_ids == []:
+            return []
+        if not any(i.index_type == "FTS" for i in table.list_indices()):
+            return []
+        search = table.search(query, query_type="fts", fts_columns="text")
+        if doc_ids:
+            search = search.where(_in_filter("doc_id", doc_ids), prefilter=True)
+        rows = search.select(["id", "doc_id", "page", "_score"]).limit(limit).to_arrow()
+        return self._hits(rows, rows.column("_score").to_pylist())
+
+    def vector_search(
+        self, vector: np.ndarray, limit: int, doc_ids: Sequence[str] | None = None
+    ) -> list[ChannelHit]:
+        table = self._table("chunks")
+        if table is None or doc_ids == []:
+            return []
+        search = table.search(
+            np.asarray(vector, dtype=np.float32), vector_column_name="vector"
+        ).distance_type("cosine")
+        if any(_is_vector_index(i) for i in table.list_indices()):
+            search = search.nprobes(20).refine_factor(5)
+        if doc_ids:
+            search = search.where(_in_filter("doc_id", doc_ids), prefilter=True)
+        rows = search.select(["id", "doc_id", "page", "_distance"]).limit(limit).to_arrow()
+        return self._hits(rows, [1.0 - d for d in rows.column("_distance").to_pylist()])
+
+    # --- maintenance ---------------------------------------------------------------------------
+
+    def optimize(self) -> None:
+        """Fold new rows into the indexes, compact files and drop old table versions."""
+        with self._lock:
+            chunks = self._table("chunks")
+            if chunks is not None:
+                self._ensure_text_index()
+                has_vector_index = any(_is_vector_index(i) for i in chunks.list_indices())
+                rows = chunks.count_rows()
+                if not has_vector_index and rows >= self.vector_index_min_rows:
+                    from lancedb.index import IvfPq
+
+                    # The first argument is the column when a config is given; partitions are
+                    # left to Lance, which sizes them from the row count.
+                    chunks.create_index(
+                        "vector",
+                        config=IvfPq(
+                            distance_type="cosine", num_sub_vectors=max(1, self._dim() // 8)
+                        ),
+                    )
+            for name in ("documents", "pages", "elements", "assets", "chunks"):
+                table = self._table(name)
+                if table is not None:
+                    table.optimize(cleanup_older_than=timedelta(minutes=10))
+
+    def stats(self) -> CollectionStats:
+        def count(name: str, where: str | None = None) -> int:
+            table = self._table(name)
+            return int(table.count_rows(where)) if table is not None else 0
+
+        manifest = self._read_manifest()
+        encoder = manifest.get("encoder") or {}
+        chunks = self._table("chunks")
+        indexes = (
+            sorted(f"{i.name} ({i.index_type})" for i in chunks.list_indices()) if chunks else []
+        )
+        size = (
+            sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+            if self.path.exists()
+            else 0
+        )
+        return CollectionStats(
+            path=str(self.path.resolve()),
+            schema_version=int(manifest["schema_version"]),
+            documents=count("documents", "status = 'done'"),
+            pages=count("pages"),
+            elements=count("elements"),
+            chunks=count("chunks"),
+            encoder=encoder.get("fingerprint"),
+            dim=encoder.get("dim"),
+            size_bytes=size,
+            indexes=indexes,
+        )
+
+
+def _is_vector_index(index: Any) -> bool:
+    return "vector" in index.columns and index.index_type.upper().startswith("IVF")
+
+
+def _asset_groups(assets: Sequence[Asset], max_bytes: int = 64 << 20) -> Iterable[list[Asset]]:
+    """Split assets into writes of bounded size (page renders of a long PDF add up)."""
+    group: list[Asset] = []
+    size = 0
+    for asset in assets:
+        if group and size + len(asset.data) > max_bytes:
+            yield group
+            group, size = [], 0
+        group.append(asset)
+        size += len(asset.data)
+    if group:
+        yield group

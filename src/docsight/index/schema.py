@@ -1,0 +1,270 @@
+"""Arrow schemas of the collection tables and conversions between rows and models.
+
+Bump ``STORE_SCHEMA_VERSION`` whenever a table's layout changes; collections written with another
+version are refused with a clear error rather than misread.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from docsight.document.chunk import Chunk
+from docsight.document.model import Asset, BBox, Document, Element, Font, ParsedDocument
+
+STORE_SCHEMA_VERSION = 1
+
+_BBOX = pa.list_(pa.float32(), 4)
+_IDS = pa.list_(pa.string())
+
+DOCUMENTS = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("source", pa.string()),
+        pa.field("media_type", pa.string()),
+        pa.field("sha256", pa.string()),
+        pa.field("size_bytes", pa.int64()),
+        pa.field("title", pa.string()),
+        pa.field("pages", pa.int32()),
+        pa.field("elements", pa.int32()),
+        pa.field("chunks", pa.int32()),
+        pa.field("parser", pa.string()),
+        pa.field("status", pa.string()),
+        pa.field("ingested_at", pa.timestamp("us", tz="UTC")),
+        pa.field("schema_version", pa.int32()),
+        # The document model without its elements (pages, sections, metadata) as JSON.
+        pa.field("doc_json", pa.large_string()),
+    ]
+)
+
+PAGES = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string()),
+        pa.field("page", pa.int32()),
+        pa.field("width", pa.float32()),
+        pa.field("height", pa.float32()),
+        pa.field("text_chars", pa.int32()),
+        pa.field("image_id", pa.string()),
+    ]
+)
+
+ELEMENTS = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("text", pa.large_string()),
+        pa.field("markdown", pa.large_string()),
+        pa.field("page", pa.int32()),
+        pa.field("bbox", _BBOX),
+        pa.field("order", pa.int32()),
+        pa.field("section_id", pa.string()),
+        pa.field("level", pa.int32()),
+        pa.field("font_json", pa.string()),
+        pa.field("image_id", pa.string()),
+        pa.field("attrs_json", pa.large_string()),
+    ]
+)
+
+ASSETS = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("media_type", pa.string()),
+        pa.field("width", pa.int32()),
+        pa.field("height", pa.int32()),
+        pa.field("data", pa.large_binary()),
+    ]
+)
+
+
+def chunks_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("doc_id", pa.string()),
+            pa.field("doc_name", pa.string()),
+            pa.field("text", pa.large_string()),
+            pa.field("body", pa.large_string()),
+            pa.field("kind", pa.string()),
+            pa.field("strategy", pa.string()),
+            pa.field("section_path", _IDS),
+            pa.field("element_ids", _IDS),
+            pa.field("pages", pa.list_(pa.int32())),
+            pa.field("page", pa.int32()),
+            pa.field("bbox", _BBOX),
+            pa.field("order", pa.int32()),
+            pa.field("n_words", pa.int32()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+#: Columns read back for a chunk (everything but the vector).
+CHUNK_COLUMNS = [f.name for f in chunks_schema(1) if f.name != "vector"]
+DOCUMENT_INFO_COLUMNS = [f.name for f in DOCUMENTS if f.name != "doc_json"]
+
+
+def _bbox(b: BBox | None) -> list[float] | None:
+    return list(b.as_tuple()) if b is not None else None
+
+
+def _bbox_back(value: Sequence[float] | None) -> BBox | None:
+    if value is None:
+        return None
+    x0, y0, x1, y1 = (min(1.0, max(0.0, float(v))) for v in value)
+    return BBox(x0=x0, y0=y0, x1=max(x0, x1), y1=max(y0, y1))
+
+
+def document_row(parsed: ParsedDocument, n_chunks: int, status: str = "done") -> dict[str, Any]:
+    doc = parsed.document
+    return {
+        "id": doc.id,
+        "name": doc.name,
+        "source": doc.source,
+        "media_type": doc.media_type,
+        "sha256": doc.sha256,
+        "size_bytes": doc.size_bytes,
+        "title": doc.title,
+        "pages": doc.page_count,
+        "elements": len(doc.elements),
+        "chunks": n_chunks,
+        "parser": doc.parser,
+        "status": status,
+        "ingested_at": datetime.now(UTC),
+        "schema_version": doc.schema_version,
+        "doc_json": doc.model_dump_json(exclude={"elements"}),
+    }
+
+
+def page_rows(doc: Document) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"{doc.id}:{p.index}",
+            "doc_id": doc.id,
+            "page": p.index,
+            "width": p.width,
+            "height": p.height,
+            "text_chars": p.text_chars,
+            "image_id": p.image_id,
+        }
+        for p in doc.pages
+    ]
+
+
+def element_rows(doc: Document) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": e.id,
+            "doc_id": doc.id,
+            "kind": str(e.kind),
+            "text": e.text,
+            "markdown": e.markdown,
+            "page": e.page,
+            "bbox": _bbox(e.bbox),
+            "order": e.order,
+            "section_id": e.section_id,
+            "level": e.level,
+            "font_json": e.font.model_dump_json() if e.font else None,
+            "image_id": e.image_id,
+            "attrs_json": json.dumps(e.attrs, ensure_ascii=False, default=str),
+        }
+        for e in doc.elements
+    ]
+
+
+def element_from_row(row: dict[str, Any]) -> Element:
+    return Element(
+        id=row["id"],
+        kind=row["kind"],
+        text=row["text"] or "",
+        markdown=row["markdown"],
+        page=row["page"],
+        bbox=_bbox_back(row["bbox"]),
+        order=row["order"],
+        section_id=row["section_id"],
+        level=row["level"],
+        font=Font.model_validate_json(row["font_json"]) if row["font_json"] else None,
+        image_id=row["image_id"],
+        attrs=json.loads(row["attrs_json"] or "{}"),
+    )
+
+
+def asset_rows(assets: Sequence[Asset]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": a.id,
+            "doc_id": a.doc_id,
+            "kind": a.kind,
+            "media_type": a.media_type,
+            "width": a.width,
+            "height": a.height,
+            "data": a.data,
+        }
+        for a in assets
+    ]
+
+
+def asset_from_row(row: dict[str, Any]) -> Asset:
+    return Asset(
+        id=row["id"],
+        doc_id=row["doc_id"],
+        kind=row["kind"],
+        media_type=row["media_type"],
+        data=row["data"],
+        width=row["width"] or 0,
+        height=row["height"] or 0,
+    )
+
+
+def chunk_table(chunks: Sequence[Chunk], vectors: np.ndarray, dim: int) -> pa.Table:
+    if len(chunks) != len(vectors):
+        raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+    rows = [
+        {
+            "id": c.id,
+            "doc_id": c.doc_id,
+            "doc_name": c.doc_name,
+            "text": c.text,
+            "body": c.body,
+            "kind": c.kind,
+            "strategy": c.strategy,
+            "section_path": c.section_path,
+            "element_ids": c.element_ids,
+            "pages": c.pages,
+            "page": c.page,
+            "bbox": _bbox(c.bbox),
+            "order": c.order,
+            "n_words": c.n_words,
+            "vector": v,
+        }
+        for c, v in zip(chunks, vectors.astype(np.float32, copy=False).tolist(), strict=True)
+    ]
+    return pa.Table.from_pylist(rows, schema=chunks_schema(dim))
+
+
+def chunk_from_row(row: dict[str, Any]) -> Chunk:
+    return Chunk(
+        id=row["id"],
+        doc_id=row["doc_id"],
+        doc_name=row["doc_name"],
+        text=row["text"],
+        body=row["body"],
+        kind=row["kind"],
+        strategy=row["strategy"],
+        section_path=list(row["section_path"] or []),
+        element_ids=list(row["element_ids"] or []),
+        pages=list(row["pages"] or []),
+        page=row["page"],
+        bbox=_bbox_back(row["bbox"]),
+        order=row["order"],
+        n_words=row["n_words"] or 0,
+    )

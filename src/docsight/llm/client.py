@@ -1,0 +1,394 @@
+"""A :class:`~docsight.llm.base.ChatModel` backed by any OpenAI-compatible endpoint.
+
+Retries are ours, not the SDK's (it is created with ``max_retries=0``): the retry policy, backoff
+cap and error mapping must be the same whatever the SDK version, and tests must be able to replace
+the sleep. The SDK is imported on the first request so that ``import docsight`` stays light.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from docsight.errors import (
+    LLMConnectionError,
+    LLMError,
+    LLMNotConfiguredError,
+    LLMRateLimitError,
+    LLMResponseError,
+    LLMStatusError,
+    LLMTimeoutError,
+)
+from docsight.llm.base import ChatResult, M, Message, complete_json, with_json_instruction
+from docsight.llm.cache import ResponseCache, cache_key
+
+if TYPE_CHECKING:
+    from openai import OpenAI
+
+    from docsight.settings import LLMSettings
+
+logger = logging.getLogger(__name__)
+
+#: First backoff step in seconds; doubles per retry up to ``settings.max_backoff``.
+BASE_BACKOFF = 0.5
+#: Sent when a local endpoint needs no key: the SDK refuses to build a client without one.
+PLACEHOLDER_API_KEY = "not-needed"
+_JSON_OBJECT = {"type": "json_object"}
+_MAX_DETAIL = 300
+
+
+def backoff_delay(
+    attempt: int,
+    max_backoff: float,
+    retry_after: float | None = None,
+    rand: Callable[[], float] = random.random,
+) -> float:
+    """Seconds to wait before retry number ``attempt + 1`` (``attempt`` counts from 0).
+
+    A server-supplied ``Retry-After`` wins over the exponential schedule, but both are capped so a
+    misbehaving server cannot stall a caller for minutes. The jitter keeps half the step fixed and
+    randomises the other half, which spreads out threads that failed together without ever
+    retrying immediately.
+    """
+    if retry_after is not None and retry_after >= 0:
+        return min(retry_after, max_backoff)
+    step = min(max_backoff, BASE_BACKOFF * (2**attempt))
+    return step / 2 + step / 2 * rand()
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """``Retry-After`` as seconds (delta-seconds or HTTP date), or ``retry-after-ms``."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class _Retryable(Exception):
+    """Internal: a failure worth another attempt, carrying the error to raise if none is left."""
+
+    def __init__(self, error: LLMError, retry_after: float | None = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.retry_after = retry_after
+
+
+class OpenAIChatClient:
+    """Chat completions through the official ``openai`` SDK, with retries, a concurrency limit,
+    JSON mode with fallback, and an optional on-disk cache.
+
+    ``sleep`` and ``rand`` exist for tests (no real waiting, deterministic jitter).
+    """
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        cache_path: Path | None = None,
+        *,
+        sleep: Callable[[float], None] | None = None,
+        rand: Callable[[], float] | None = None,
+    ) -> None:
+        if not settings.model:
+            raise LLMNotConfiguredError(
+                "no LLM model configured (set DOCSIGHT_LLM_MODEL, and DOCSIGHT_LLM_BASE_URL for a "
+                "local endpoint)"
+            )
+        # A private copy: settings objects are mutable and a client must not change mid-flight.
+        self.settings = settings.model_copy()
+        self.model: str = settings.model
+        self._sleep = sleep or time.sleep
+        self._rand = rand or random.random
+        self._slots = threading.BoundedSemaphore(settings.max_concurrency)
+        self._cache = (
+            ResponseCache(cache_path) if cache_path is not None and settings.cache else None
+        )
+        self._sdk: OpenAI | None = None
+        self._sdk_lock = threading.Lock()
+        self._json_mode = True
+        self._where = f"LLM endpoint {settings.base_url or 'api.openai.com'} (model {self.model!r})"
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatClient(model={self.model!r}, base_url={self.settings.base_url!r})"
+
+    @property
+    def json_mode_supported(self) -> bool:
+        """False once the endpoint rejected ``response_format`` (remembered for our lifetime)."""
+        return self._json_mode
+
+    # --- public API ------------------------------------------------------------------------------
+
+    def chat(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+    ) -> ChatResult:
+        key, result = self._complete(messages, max_tokens, temperature, stop, json_mode=False)
+        if not result.cached:
+            self._store(key, result)
+        return result
+
+    def chat_json(
+        self, messages: list[Message], schema: type[M], *, max_tokens: int | None = None
+    ) -> M:
+        done: list[tuple[str, ChatResult]] = []
+
+        def call(msgs: list[Message]) -> ChatResult:
+            key, result = self._complete(msgs, max_tokens, None, None, json_mode=True)
+            done.append((key, result))
+            return result
+
+        value = complete_json(
+            call, with_json_instruction(messages, schema), schema, model=self.model
+        )
+        # Cached only after validation succeeded: a reply that fails the repair would otherwise
+        # be replayed from the cache forever.
+        for key, result in done:
+            if not result.cached:
+                self._store(key, result)
+        return value
+
+    def close(self) -> None:
+        with self._sdk_lock:
+            if self._sdk is not None:
+                self._sdk.close()
+                self._sdk = None
+
+    def __enter__(self) -> OpenAIChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- one completion, cached ------------------------------------------------------------------
+
+    def _complete(
+        self,
+        messages: list[Message],
+        max_tokens: int | None,
+        temperature: float | None,
+        stop: list[str] | None,
+        *,
+        json_mode: bool,
+    ) -> tuple[str, ChatResult]:
+        if not messages:
+            raise ValueError("messages must not be empty")
+        request: dict[str, Any] = {
+            "messages": [dict(m) for m in messages],
+            "temperature": self.settings.temperature if temperature is None else temperature,
+            "max_tokens": self.settings.max_tokens if max_tokens is None else max_tokens,
+            "stop": list(stop) if stop else None,
+            "response_format": "json_object" if json_mode else None,
+        }
+        key = cache_key(self.model, request)
+        if self._cache is not None:
+            hit = self._cache.get(key)
+            if hit is not None:
+                try:
+                    result = ChatResult(
+                        text=str(hit["text"]),
+                        model=str(hit.get("model") or self.model),
+                        cached=True,
+                        finish_reason=hit.get("finish_reason"),
+                        usage={k: int(v) for k, v in (hit.get("usage") or {}).items()},
+                    )
+                except (KeyError, TypeError, ValueError):
+                    logger.debug("ignoring malformed cache entry %s", key[:12])
+                else:
+                    logger.debug("LLM cache hit %s", key[:12])
+                    return key, result
+        completion = self._create(request)
+        return key, self._to_result(completion)
+
+    def _store(self, key: str, result: ChatResult) -> None:
+        if self._cache is None:
+            return
+        self._cache.put(
+            key,
+            self.model,
+            {
+                "text": result.text,
+                "model": result.model,
+                "finish_reason": result.finish_reason,
+                "usage": result.usage,
+            },
+        )
+
+    def _to_result(self, completion: Any) -> ChatResult:
+        choices = getattr(completion, "choices", None)
+        if not choices:
+            raise LLMResponseError(f"{self._where} returned a response without choices")
+        choice = choices[0]
+        finish_reason = getattr(choice, "finish_reason", None)
+        text = getattr(getattr(choice, "message", None), "content", None)
+        if not isinstance(text, str) or not text.strip():
+            raise LLMResponseError(
+                f"{self._where} returned an empty completion (finish_reason={finish_reason!r})"
+            )
+        usage: dict[str, int] = {}
+        raw_usage = getattr(completion, "usage", None)
+        if raw_usage is not None:
+            for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+                value = getattr(raw_usage, name, None)
+                if isinstance(value, int):
+                    usage[name] = value
+        return ChatResult(
+            text=text.strip(),
+            model=str(getattr(completion, "model", None) or self.model),
+            cached=False,
+            finish_reason=str(finish_reason) if finish_reason is not None else None,
+            usage=usage,
+        )
+
+    # --- transport -----------------------------------------------------------------------------
+
+    def _create(self, request: dict[str, Any]) -> Any:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": request["messages"],
+            "temperature": request["temperature"],
+            "max_tokens": request["max_tokens"],
+        }
+        if request["stop"]:
+            kwargs["stop"] = request["stop"]
+        with_format = request["response_format"] is not None and self._json_mode
+        if with_format:
+            kwargs["response_format"] = _JSON_OBJECT
+        try:
+            return self._with_retries(kwargs)
+        except LLMStatusError as exc:
+            if not (with_format and exc.status_code == 400):
+                raise
+            logger.debug("%s rejected response_format (%s); retrying without it", self._where, exc)
+            del kwargs["response_format"]
+            completion = self._with_retries(kwargs)
+            # Remembered only now: if the plain request had failed too, the 400 was about
+            # something else and JSON mode may well be supported.
+            self._json_mode = False
+            return completion
+
+    def _with_retries(self, kwargs: dict[str, Any]) -> Any:
+        attempt = 0
+        while True:
+            try:
+                return self._send(kwargs)
+            except _Retryable as failure:
+                if attempt >= self.settings.max_retries:
+                    raise failure.error from failure.__cause__
+                delay = backoff_delay(
+                    attempt, self.settings.max_backoff, failure.retry_after, self._rand
+                )
+                logger.debug(
+                    "%s; retry %d/%d in %.2fs",
+                    failure.error.message,
+                    attempt + 1,
+                    self.settings.max_retries,
+                    delay,
+                )
+                # Outside the semaphore on purpose: a thread that waits must not hold a slot.
+                self._sleep(delay)
+                attempt += 1
+
+    def _send(self, kwargs: dict[str, Any]) -> Any:
+        import openai
+
+        sdk = self._client()
+        try:
+            with self._slots:
+                return sdk.chat.completions.create(**kwargs)
+        except openai.APITimeoutError as exc:
+            raise _Retryable(
+                LLMTimeoutError(f"{self._where} did not answer within {self.settings.timeout:g}s")
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise _Retryable(
+                LLMConnectionError(f"cannot reach {self._where}: {_cause(exc)}")
+            ) from exc
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            detail = _detail(exc)
+            if status == 429:
+                raise _Retryable(
+                    LLMRateLimitError(f"{self._where} is rate limiting requests: {detail}"),
+                    parse_retry_after(exc.response.headers),
+                ) from exc
+            error = LLMStatusError(f"{self._where} answered HTTP {status}: {detail}", status)
+            if status >= 500:
+                raise _Retryable(error, parse_retry_after(exc.response.headers)) from exc
+            raise error from exc
+        except ValueError as exc:
+            # The SDK decodes the body with json; a truncated or non-JSON body lands here.
+            raise LLMResponseError(f"{self._where} sent a malformed response: {exc}") from exc
+        except openai.OpenAIError as exc:
+            raise LLMError(f"{self._where} failed: {exc}") from exc
+
+    def _client(self) -> OpenAI:
+        if self._sdk is not None:
+            return self._sdk
+        with self._sdk_lock:
+            if self._sdk is None:
+                self._sdk = self._build_client()
+            return self._sdk
+
+    def _build_client(self) -> OpenAI:
+        try:
+            import openai
+        except ImportError as exc:  # pragma: no cover - openai is a core dependency
+            raise LLMNotConfiguredError(f"the openai package is not importable: {exc}") from exc
+        settings = self.settings
+        api_key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+        if not api_key:
+            if not settings.base_url:
+                raise LLMNotConfiguredError(
+                    "no API key for the OpenAI API: set DOCSIGHT_LLM_API_KEY (or OPENAI_API_KEY), "
+                    "or set DOCSIGHT_LLM_BASE_URL to a local endpoint"
+                )
+            api_key = PLACEHOLDER_API_KEY
+        try:
+            return openai.OpenAI(
+                api_key=api_key,
+                base_url=settings.base_url,
+                timeout=settings.timeout,
+                max_retries=0,
+            )
+        except openai.OpenAIError as exc:
+            raise LLMNotConfiguredError(f"cannot create the OpenAI client: {exc}") from exc
+
+
+def _detail(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    message: Any = None
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+    text = str(message or getattr(exc, "message", "") or exc)
+    return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
+
+
+def _cause(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)

@@ -1,0 +1,25 @@
+"""One parser per format, looked up by media type. Modules import lazily."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docsight._registry import Registry
+from docsight.errors import UnsupportedFormatError
+from docsight.parsers import sniff
+from docsight.parsers.base import Parser, SourceFile
+
+PARSERS: Registry[Parser] = Registry("parsers")
+PARSERS.register(sniff.PDF, "docsight.parsers.pdf:PdfParser", description="born-digital PDF")
+PARSERS.register(sniff.MARKDOWN, "docsight.parsers.markdown:MarkdownParser", description="Markdown")
+PARSERS.register(sniff.TEXT, "docsight.parsers.text:TextParser", description="plain text")
+
+
+def parser_for(media_type: str, path: Path) -> Parser:
+    if media_type not in PARSERS.names():
+        raise UnsupportedFormatError(path, f"{media_type} files are not supported")
+    parser: Parser = PARSERS.create(media_type)
+    return parser
+
+
+__all__ = ["PARSERS", "Parser", "SourceFile", "parser_for"]

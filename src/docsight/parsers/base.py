@@ -1,0 +1,58 @@
+"""The parser contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from docsight.document.builder import DocumentBuilder
+from docsight.document.ids import document_id_from_sha256
+from docsight.document.model import ParsedDocument
+from docsight.settings import ParseSettings
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One input file, read once: its bytes, content hash and sniffed media type."""
+
+    path: Path
+    data: bytes = field(repr=False)
+    sha256: str
+    media_type: str
+
+    @property
+    def doc_id(self) -> str:
+        return document_id_from_sha256(self.sha256)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def builder(self, parser: str) -> DocumentBuilder:
+        return DocumentBuilder(
+            doc_id=self.doc_id,
+            name=self.name,
+            source=str(self.path),
+            media_type=self.media_type,
+            sha256=self.sha256,
+            parser=parser,
+            size_bytes=len(self.data),
+        )
+
+
+@runtime_checkable
+class Parser(Protocol):
+    """Turns one file into a :class:`ParsedDocument`.
+
+    Contract: a pure function of the file and the settings (no store, no network unless a model
+    endpoint is configured); emits elements in reading order through a :class:`DocumentBuilder`
+    so ids are content hashes; respects the limits in :class:`ParseSettings`; raises an
+    :class:`~docsight.errors.IngestError` subclass naming the file and the reason, never a bare
+    library exception. ``name`` and ``version`` key every cache of the parser's output.
+    """
+
+    name: str
+    version: str
+
+    def parse(self, source: SourceFile, settings: ParseSettings) -> ParsedDocument: ...

@@ -1,0 +1,59 @@
+"""Detect a file's type from its content, not its name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docsight.errors import UnsupportedFormatError
+
+PDF = "application/pdf"
+MARKDOWN = "text/markdown"
+TEXT = "text/plain"
+HTML = "text/html"
+PNG = "image/png"
+JPEG = "image/jpeg"
+TIFF = "image/tiff"
+ZIP = "application/zip"
+OLE = "application/x-ole-storage"
+
+_MAGIC: list[tuple[bytes, str]] = [
+    (b"\x89PNG\r\n\x1a\n", PNG),
+    (b"\xff\xd8\xff", JPEG),
+    (b"II*\x00", TIFF),
+    (b"MM\x00*", TIFF),
+    (b"PK\x03\x04", ZIP),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", OLE),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+]
+_MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdown", ".mkd"}
+_HTML_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body")
+
+
+def _looks_binary(head: bytes) -> bool:
+    if not head:
+        return False
+    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
+        return False  # byte-order marks of UTF-16/UTF-8 text
+    # A stray NUL or bell does not make a text file binary; a high share of control bytes does.
+    controls = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27))
+    return controls / len(head) > 0.1
+
+
+def detect_media_type(data: bytes, path: Path) -> str:
+    """The media type of ``data``; the file name only separates Markdown from plain text."""
+    head = data[:2048]
+    # PDF readers accept the header anywhere in the first kilobyte, and real files use that.
+    if b"%PDF-" in head[:1024]:
+        return PDF
+    for magic, media_type in _MAGIC:
+        if head.startswith(magic):
+            return media_type
+    if _looks_binary(head):
+        raise UnsupportedFormatError(path, "binary content of an unrecognised format")
+    lowered = head.lower().lstrip()
+    if lowered.startswith(_HTML_MARKERS):
+        return HTML
+    if path.suffix.lower() in _MARKDOWN_SUFFIXES:
+        return MARKDOWN
+    return TEXT

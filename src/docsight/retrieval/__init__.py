@@ -1,0 +1,36 @@
+"""Retrieval: channels, fusion and read-out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from docsight._registry import Registry
+from docsight.encoders.base import Encoder
+from docsight.index.base import Store
+from docsight.retrieval.channels import Retriever
+from docsight.retrieval.fusion import reciprocal_rank_fusion
+from docsight.retrieval.hit import Hit
+
+RETRIEVERS: Registry[Retriever] = Registry("retrievers")
+RETRIEVERS.register(
+    "bm25", "docsight.retrieval.channels:BM25Retriever", description="BM25 full text"
+)
+RETRIEVERS.register(
+    "dense", "docsight.retrieval.channels:DenseRetriever", description="text embeddings"
+)
+
+# Channels that need the encoder receive a zero-argument callable returning it.
+_NEEDS_ENCODER = {"dense"}
+
+
+def create_retrievers(
+    names: Sequence[str], store: Store, encoder: Callable[[], Encoder]
+) -> list[Retriever]:
+    retrievers: list[Retriever] = []
+    for name in names:
+        factory = RETRIEVERS.load(name)
+        retrievers.append(factory(store, encoder) if name in _NEEDS_ENCODER else factory(store))
+    return retrievers
+
+
+__all__ = ["RETRIEVERS", "Hit", "Retriever", "create_retrievers", "reciprocal_rank_fusion"]

@@ -1,0 +1,33 @@
+"""Search results."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from docsight.document.model import BBox
+
+
+class Hit(BaseModel):
+    """One search result: a chunk, or a page represented by its best chunk."""
+
+    unit: Literal["chunk", "page"] = "chunk"
+    rank: int = Field(ge=1)
+    #: Fused score (reciprocal rank fusion); higher is better, comparable within one result list.
+    score: float
+    doc_id: str
+    doc_name: str
+    #: 0-based page where the evidence is.
+    page: int
+    pages: list[int] = Field(default_factory=list)
+    bbox: BBox | None = None
+    section_path: list[str] = Field(default_factory=list)
+    chunk_id: str
+    element_ids: list[str] = Field(default_factory=list)
+    kind: str = "text"
+    text: str
+    #: Raw score per channel (BM25 score, cosine similarity, ...).
+    scores: dict[str, float] = Field(default_factory=dict)
+    #: 1-based rank per channel.
+    ranks: dict[str, int] = Field(default_factory=dict)

@@ -1,0 +1,147 @@
+"""The one settings object.
+
+Every tunable lives here, grouped by concern. Each group reads its own environment variables
+(``DOCSIGHT_LLM_BASE_URL``, ``DOCSIGHT_EMBED_BACKEND``, ...), and the top-level object reads
+``DOCSIGHT_*``. Constructing settings is cheap and does no I/O beyond reading the environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _group(prefix: str) -> SettingsConfigDict:
+    # validate_by_name: fields with environment aliases (base_url, api_key) must still be
+    # settable by their own name in code.
+    return SettingsConfigDict(
+        env_prefix=prefix,
+        extra="ignore",
+        validate_assignment=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
+
+
+class LLMSettings(BaseSettings):
+    """An OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp, OpenAI).
+
+    The LLM is used only when ``model`` is set; otherwise every feature runs offline.
+    """
+
+    model_config = _group("DOCSIGHT_LLM_")
+
+    base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DOCSIGHT_LLM_BASE_URL", "OPENAI_BASE_URL")
+    )
+    model: str | None = None
+    api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("DOCSIGHT_LLM_API_KEY", "OPENAI_API_KEY")
+    )
+    timeout: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    #: Upper bound of the exponential backoff between retries, in seconds.
+    max_backoff: float = Field(default=20.0, gt=0)
+    max_concurrency: int = Field(default=4, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=512, ge=1)
+    #: On-disk response cache keyed by model and request.
+    cache: bool = True
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.model)
+
+
+class EmbedSettings(BaseSettings):
+    model_config = _group("DOCSIGHT_EMBED_")
+
+    #: ``minilm-onnx`` (offline, default) or ``openai`` (an OpenAI-compatible /embeddings endpoint).
+    backend: str = "minilm-onnx"
+    batch_size: int = Field(default=32, ge=1)
+    #: onnxruntime intra-op threads; 0 uses every core.
+    threads: int = Field(default=0, ge=0)
+    max_tokens: int = Field(default=256, ge=8, le=512)
+    #: Only for the ``openai`` backend.
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    timeout: float = Field(default=60.0, gt=0)
+
+
+class ParseSettings(BaseSettings):
+    model_config = _group("DOCSIGHT_PARSE_")
+
+    max_file_mb: float = Field(default=512.0, gt=0)
+    max_pages: int = Field(default=5000, ge=1)
+    #: Keep a PNG render of every page for citations.
+    render_pages: bool = True
+    render_dpi: int = Field(default=96, ge=24, le=300)
+    #: Renders larger than this many pixels are scaled down (a guard against huge page boxes).
+    max_render_pixels: int = Field(default=4_000_000, ge=10_000)
+    extract_tables: bool = True
+    extract_figures: bool = True
+    #: Embedded images smaller than this fraction of the page are decoration, not figures.
+    min_figure_area: float = Field(default=0.01, ge=0.0, le=1.0)
+
+
+class ChunkSettings(BaseSettings):
+    model_config = _group("DOCSIGHT_CHUNK_")
+
+    strategy: str = "element"
+    #: Soft upper bound per chunk. MiniLM reads 256 word pieces, about 180 words of prose.
+    max_words: int = Field(default=150, ge=20)
+    #: Chunks smaller than this are merged with their neighbour on the same page.
+    min_words: int = Field(default=30, ge=0)
+    #: Prefix each chunk with its section path (improves both BM25 and dense matches).
+    section_prefix: bool = True
+
+
+class RetrievalSettings(BaseSettings):
+    model_config = _group("DOCSIGHT_RETRIEVAL_")
+
+    channels: list[str] = Field(default_factory=lambda: ["bm25", "dense"])
+    #: ``rrf`` (reciprocal rank fusion) or ``weighted`` (weighted RRF).
+    fusion: str = "rrf"
+    rrf_k: int = Field(default=60, ge=1)
+    weights: dict[str, float] = Field(default_factory=dict)
+    #: Candidates fetched per channel before fusion.
+    candidates: int = Field(default=100, ge=1)
+    #: Build an ANN vector index once a collection holds this many chunks (exact search below).
+    vector_index_min_rows: int = Field(default=50_000, ge=256)
+
+
+class AnswerSettings(BaseSettings):
+    model_config = _group("DOCSIGHT_ANSWER_")
+
+    #: Sources shown to the model (or mined by the extractive answerer).
+    top_k: int = Field(default=6, ge=1, le=50)
+    #: Sentences in an extractive answer.
+    max_sentences: int = Field(default=3, ge=1)
+    #: Evidence below this is "not answerable": share of the question's content words found in
+    #: the sources, combined with the best dense similarity (see ``agents.evidence``).
+    min_evidence: float = Field(default=0.35, ge=0.0, le=1.0)
+    #: Characters of each source passed to the model.
+    max_source_chars: int = Field(default=1500, ge=100)
+
+
+class Settings(BaseSettings):
+    """Everything configurable in docsight."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="DOCSIGHT_", extra="ignore", validate_assignment=True
+    )
+
+    collection_dir: Path = Path(".docsight")
+    store: str = "lance"
+    #: Seconds a writer waits for another writer's lock before failing.
+    lock_timeout: float = Field(default=30.0, ge=0)
+
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    parse: ParseSettings = Field(default_factory=ParseSettings)
+    chunk: ChunkSettings = Field(default_factory=ChunkSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    answer: AnswerSettings = Field(default_factory=AnswerSettings)

@@ -1,0 +1,99 @@
+"""ask(): extractive answers offline, LLM answers through real HTTP, citations checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docsight import DocSight, Settings
+from docsight.agents.answer import NOT_ANSWERABLE
+from fixtures.fake_llm import FakeLLM, error, ok
+from fixtures.llm_fixtures import llm_settings
+
+
+def _with_llm(collection: Path, base_url: str, **llm: object) -> DocSight:
+    settings = Settings(
+        llm=llm_settings(base_url, cache=False, max_retries=1, max_backoff=0.01, **llm)
+    )
+    return DocSight(collection, settings=settings)
+
+
+def test_extractive_answer_quotes_and_cites(text_collection: Path) -> None:
+    answer = DocSight(text_collection).ask("What does error E42 mean?")
+    assert answer.mode == "extractive" and answer.answerable
+    assert "licence key has expired" in answer.answer
+    assert answer.answer.rstrip().endswith("[1]")
+    citation = answer.citations[0]
+    assert citation.doc_name == "guide.md" and citation.page == 0
+    assert citation.section_path == ["Widget Guide", "Troubleshooting"]
+    assert citation.quote and citation.quote in answer.answer
+    assert {c.n for c in answer.citations} <= {s.n for s in answer.sources}
+
+
+def test_extractive_answer_reads_table_rows(text_collection: Path) -> None:
+    answer = DocSight(text_collection).ask("How much does the Team plan cost per month?")
+    assert answer.answer.startswith("Plan: Team; Price per month: $45")
+    assert answer.citations[0].doc_name == "guide.md"
+
+
+def test_weak_evidence_is_not_answerable(text_collection: Path) -> None:
+    answer = DocSight(text_collection).ask("Who won the 1998 football world cup final?")
+    assert not answer.answerable
+    assert answer.answer == NOT_ANSWERABLE
+    assert answer.citations == []
+    assert answer.evidence < DocSight(text_collection).settings.answer.min_evidence
+
+
+def test_llm_answer_drops_citations_it_was_not_shown(
+    text_collection: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(ok("The Team plan costs $45 per month [1][9]. Support is extra [12]."))
+    answer = _with_llm(text_collection, fake_llm.base_url).ask("How much does the Team plan cost?")
+    assert answer.mode == "llm" and answer.answerable
+    assert answer.answer == "The Team plan costs $45 per month [1]. Support is extra."
+    assert answer.removed_citations == [9, 12]
+    assert [c.n for c in answer.citations] == [1]
+    assert answer.citations[0].chunk_id == answer.sources[0].chunk_id
+    assert any("[9]" in w for w in answer.warnings)
+    # The model saw the numbered sources as delimited data, and the question.
+    prompt = fake_llm.chat_requests[0].body["messages"][1]["content"]
+    assert prompt.startswith("<sources>") and "[1] (guide.md, page 1" in prompt
+    assert prompt.rstrip().endswith("Question: How much does the Team plan cost?\nAnswer:")
+    assert fake_llm.chat_requests[0].body["temperature"] == 0
+
+
+def test_llm_refusal_becomes_not_answerable(text_collection: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(ok("Not answerable"))
+    answer = _with_llm(text_collection, fake_llm.base_url).ask("What does error E42 mean?")
+    assert not answer.answerable and answer.answer == NOT_ANSWERABLE and answer.mode == "llm"
+
+
+def test_llm_not_called_when_evidence_is_weak(text_collection: Path, fake_llm: FakeLLM) -> None:
+    answer = _with_llm(text_collection, fake_llm.base_url).ask("Who won the 1998 world cup final?")
+    assert not answer.answerable
+    assert fake_llm.chat_requests == []
+
+
+def test_llm_failure_falls_back_to_extractive(text_collection: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(error(500), error(503))
+    answer = _with_llm(text_collection, fake_llm.base_url).ask("What does error E42 mean?")
+    assert answer.mode == "extractive" and answer.answerable
+    assert "licence key has expired" in answer.answer
+    assert any("language model failed" in w for w in answer.warnings)
+    assert len(fake_llm.chat_requests) == 2  # one try plus max_retries=1
+
+
+@pytest.mark.llm
+def test_ask_through_real_local_model(text_collection: Path, local_llm) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings(llm=local_llm.llm_settings(max_tokens=96, cache=False))
+    answer = DocSight(text_collection, settings=settings).ask("How long does the warranty last?")
+    assert answer.mode == "llm"
+    assert answer.model
+    assert answer.answer.strip()
+    shown = {s.n for s in answer.sources}
+    assert {c.n for c in answer.citations} <= shown
+    assert not set(answer.removed_citations) & shown
+    if answer.answerable:
+        for c in answer.citations:
+            assert f"[{c.n}]" in answer.answer

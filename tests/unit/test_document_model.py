@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from docsight.document import SCHEMA_VERSION, BBox, Document, ElementKind, Font
+from docsight.document.builder import DocumentBuilder
+
+
+def _builder() -> DocumentBuilder:
+    return DocumentBuilder(
+        doc_id="d" * 32,
+        name="report.pdf",
+        source="/data/report.pdf",
+        media_type="application/pdf",
+        sha256="d" * 64,
+        parser="test/1",
+        size_bytes=1234,
+    )
+
+
+def _sample() -> Document:
+    b = _builder()
+    b.add_page(612, 792)
+    b.add_page(612, 792)
+    b.add(ElementKind.TITLE, "Annual Report", page=0, bbox=BBox(x0=0.1, y0=0.05, x1=0.9, y1=0.1))
+    b.add(ElementKind.HEADER, "ACME Corp", page=0)
+    b.add(
+        ElementKind.HEADING,
+        "1 Results",
+        page=0,
+        level=1,
+        font=Font(name="Helvetica-Bold", size=14, bold=True),
+    )
+    b.add(ElementKind.PARAGRAPH, "Revenue grew.", page=0)
+    b.add(ElementKind.HEADING, "1.1 Revenue", page=0, level=2)
+    b.add(
+        ElementKind.TABLE,
+        "Year | Revenue\n2021 | 10",
+        page=1,
+        markdown="| Year | Revenue |\n| --- | --- |\n| 2021 | 10 |",
+    )
+    b.add(ElementKind.HEADING, "2 Outlook", page=1, level=1)
+    b.add(ElementKind.PARAGRAPH, "Flat.", page=1)
+    b.add(ElementKind.FOOTER, "Page 2", page=1)
+    asset = b.add_asset("page", "image/png", b"\x89PNG fake", 10, 10)
+    b.set_page_image(0, asset)
+    return b.build().document
+
+
+def test_builder_assigns_dense_order_sections_and_paths() -> None:
+    doc = _sample()
+    assert [e.order for e in doc.elements] == list(range(len(doc.elements)))
+    assert doc.title == "Annual Report"
+    table = next(e for e in doc.elements if e.kind == ElementKind.TABLE)
+    assert doc.section_path(table.section_id) == ["1 Results", "1.1 Revenue"]
+    outlook = next(e for e in doc.elements if e.text == "Flat.")
+    assert doc.section_path(outlook.section_id) == ["2 Outlook"]
+    # The title and page furniture belong to no section.
+    assert all(
+        e.section_id is None
+        for e in doc.elements
+        if e.kind in (ElementKind.TITLE, ElementKind.HEADER, ElementKind.FOOTER)
+    )
+    top = doc.children(None)
+    assert [s.title for s in top] == ["1 Results", "2 Outlook"]
+    assert [s.title for s in doc.children(top[0].id)] == ["1.1 Revenue"]
+    assert doc.pages[0].image_id is not None
+
+
+def test_indexable_elements_exclude_furniture() -> None:
+    doc = _sample()
+    kinds = {e.kind for e in doc.indexable_elements()}
+    assert ElementKind.HEADER not in kinds and ElementKind.FOOTER not in kinds
+    assert ElementKind.TABLE in kinds
+
+
+def test_json_round_trip_is_lossless() -> None:
+    doc = _sample()
+    again = Document.model_validate_json(doc.model_dump_json())
+    assert again == doc
+    assert again.schema_version == SCHEMA_VERSION
+    again.validate_structure()
+
+
+def test_ids_are_content_hashes() -> None:
+    first, second = _sample(), _sample()
+    assert [e.id for e in first.elements] == [e.id for e in second.elements]
+    assert len({e.id for e in first.elements}) == len(first.elements)
+    b = _builder()
+    b.add_page()
+    b.add(ElementKind.PARAGRAPH, "Different text", page=0)
+    assert b.elements[0].id not in {e.id for e in first.elements}
+
+
+def test_bbox_normalisation_and_validation() -> None:
+    box = BBox.from_absolute(61.2, 79.2, 306, 396, 612, 792)
+    assert box.as_tuple() == pytest.approx((0.1, 0.1, 0.5, 0.5))
+    clamped = BBox.from_absolute(-5, -5, 700, 900, 612, 792)
+    assert clamped.as_tuple() == (0.0, 0.0, 1.0, 1.0)
+    with pytest.raises(ValidationError):
+        BBox(x0=0.5, y0=0.1, x1=0.2, y1=0.3)
+    with pytest.raises(ValidationError):
+        BBox(x0=0.0, y0=0.0, x1=1.5, y1=0.3)
+    assert box.union(BBox(x0=0.0, y0=0.6, x1=0.2, y1=0.7)).as_tuple() == pytest.approx(
+        (0.0, 0.1, 0.5, 0.7)
+    )
+
+
+def test_validate_structure_catches_broken_invariants() -> None:
+    doc = _sample()
+    broken = doc.model_copy(deep=True)
+    broken.elements[2].order = 7
+    with pytest.raises(ValueError, match="order"):
+        broken.validate_structure()
+    broken = doc.model_copy(deep=True)
+    broken.elements[3].section_id = "nope"
+    with pytest.raises(ValueError, match="unknown section"):
+        broken.validate_structure()
+
+
+def test_builder_rejects_out_of_range_page() -> None:
+    b = _builder()
+    b.add_page()
+    with pytest.raises(ValueError):
+        b.add(ElementKind.PARAGRAPH, "x", page=3)

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from docsight.evaluation.metrics import hit_at_k, mrr, ndcg_at_k, precision_at_k, recall_at_k
+
+
+def test_recall_precision_hit() -> None:
+    ranked = ["a", "b", "c", "d"]
+    assert recall_at_k(ranked, {"b", "d", "z"}, 2) == pytest.approx(1 / 3)
+    assert recall_at_k(ranked, {"b", "d", "z"}, 4) == pytest.approx(2 / 3)
+    assert precision_at_k(ranked, {"b", "d"}, 4) == pytest.approx(0.5)
+    assert hit_at_k(ranked, {"d"}, 3) == 0.0 and hit_at_k(ranked, {"d"}, 4) == 1.0
+
+
+def test_mrr_and_duplicates() -> None:
+    assert mrr(["x", "x", "y"], {"y"}) == pytest.approx(0.5)
+    assert mrr(["x"], {"y"}) == 0.0
+
+
+def test_ndcg_hand_computed() -> None:
+    # relevant at ranks 2 and 3 of 2 relevant items
+    dcg = 1 / math.log2(3) + 1 / math.log2(4)
+    idcg = 1 + 1 / math.log2(3)
+    assert ndcg_at_k(["a", "b", "c"], {"b", "c"}, 10) == pytest.approx(dcg / idcg)
+    assert ndcg_at_k(["b", "c"], {"b", "c"}, 10) == pytest.approx(1.0)
+    assert ndcg_at_k(["a"], {"b"}, 10) == 0.0
+    # k cuts both the ranking and the ideal
+    assert ndcg_at_k(["a", "b"], {"b", "c", "d"}, 1) == 0.0
+    with pytest.raises(ValueError):
+        ndcg_at_k(["a"], set(), 10)

@@ -1,0 +1,309 @@
+"""Geometry of the PDF parser on synthetic glyphs and word boxes (no PDF involved)."""
+
+from __future__ import annotations
+
+from docsight.parsers.pdf_layout import (
+    Glyph,
+    Line,
+    Word,
+    cluster_boxes,
+    find_furniture,
+    font_style,
+    grid_from_lines,
+    group_blocks,
+    group_lines,
+    join_lines,
+    merge_row_segments,
+    reading_order,
+    rule_regions,
+    words_from_glyphs,
+)
+
+PAGE_W = 612.0
+
+
+def words_of(
+    text: str,
+    x: float,
+    top: float,
+    size: float = 10.0,
+    font: str = "Times-Roman",
+    space: float = 2.5,
+) -> list[Word]:
+    """Words of ``text`` laid out from ``x`` on the line whose top is ``top``."""
+    out = []
+    for token in text.split():
+        width = 0.5 * size * len(token)
+        out.append(Word(token, x, top, x + width, top + size, size, font))
+        x += width + space
+    return out
+
+
+def column(
+    x: float,
+    first: int,
+    n: int,
+    word: str,
+    top: float = 100.0,
+    pitch: float = 12.0,
+    width: float = 240.0,
+) -> list[Word]:
+    """``n`` justified lines filling a ``width``-pt column, numbered from ``first``."""
+    out: list[Word] = []
+    for k in range(n):
+        tokens = [word, f"{first + k:02d}"] + ["text"] * 40
+        line = words_of(" ".join(tokens), x, top + k * pitch)
+        line = [w for w in line if w.x1 <= x + width]
+        # justify: spread the spare room over the gaps, as TeX does
+        spare = x + width - line[-1].x1
+        step = spare / (len(line) - 1)
+        out += [
+            Word(w.text, w.x0 + i * step, w.top, w.x1 + i * step, w.bottom, w.size, w.font)
+            for i, w in enumerate(line)
+        ]
+    return out
+
+
+def ordered_text(words: list[Word]) -> list[str]:
+    lines = group_lines(words)
+    return [ln.text for ln, _ in merge_row_segments(reading_order(lines, PAGE_W))]
+
+
+# --- glyphs, words, lines ----------------------------------------------------------------------
+
+
+def test_words_split_at_spaces_and_gaps() -> None:
+    def g(ch: str, x: float, bottom: float = 110.0) -> Glyph:
+        return Glyph(ch, x, bottom - 10, x + 5, bottom, 10.0, "Times-Roman")
+
+    glyphs = [
+        g("a", 0),
+        g("b", 5),
+        g(" ", 10),
+        g("c", 15),
+        g("d", 20.5),
+        g("e", 30),  # a gap of 4.5 pt (0.45 em) ends the word without a space glyph
+        g("f", 35, bottom=130),
+    ]  # the next line
+    assert [w.text for w in words_from_glyphs(glyphs)] == ["ab", "cd", "e", "f"]
+
+
+def test_line_text_spaces_follow_gaps() -> None:
+    line = Line(
+        [Word("infor", 0, 0, 25, 10), Word("mation", 25.2, 0, 55, 10), Word("here", 58, 0, 78, 10)]
+    )
+    assert line.text == "information here"
+
+
+def test_columns_with_aligned_baselines_stay_apart() -> None:
+    left = column(72, 1, 3, "left")
+    right = column(72 + 240 + 20, 1, 3, "right")
+    lines = group_lines(left + right)
+    assert len(lines) == 6
+    assert all(ln.text.startswith(("left", "right")) for ln in lines)
+    assert all(("left" in ln.text) != ("right" in ln.text) for ln in lines)
+
+
+def test_superscript_stays_on_its_line() -> None:
+    words = words_of("see the note", 72, 100)
+    words.append(Word("1", words[-1].x1 + 0.2, 99, words[-1].x1 + 3.5, 105, 6.0))
+    words += words_of("next line", 72, 113)
+    lines = group_lines(words)
+    texts = [ln.text for ln in sorted(lines, key=lambda ln: ln.top)]
+    assert texts == ["see the note1", "next line"]
+
+
+def test_giant_glyph_does_not_swallow_lines() -> None:
+    words = [Word("3", 20, 90, 60, 180, 90.0)]  # a 90-pt numeral beside three lines
+    for k, text in enumerate(
+        ("Take advantage of work-study", "that integrate classroom", "job training.")
+    ):
+        words += words_of(text, 80, 100 + 13 * k)
+    texts = sorted((ln.top, ln.text) for ln in group_lines(words))
+    assert [t for _, t in texts] == [
+        "3",
+        "Take advantage of work-study",
+        "that integrate classroom",
+        "job training.",
+    ]
+
+
+# --- reading order -----------------------------------------------------------------------------
+
+
+def test_title_then_left_column_then_right_column() -> None:
+    words = words_of("A Title Across Both Columns", 200, 60, size=18)
+    words += column(72, 1, 10, "left", top=100)
+    words += column(72 + 240 + 20, 1, 10, "right", top=100)
+    texts = ordered_text(words)
+    assert texts[0] == "A Title Across Both Columns"
+    labels = [t.split()[0] + t.split()[1] for t in texts[1:]]
+    expected = [f"left{k:02d}" for k in range(1, 11)] + [f"right{k:02d}" for k in range(1, 11)]
+    assert labels == expected
+
+
+def test_line_overflowing_into_the_gutter_keeps_columns() -> None:
+    left = column(72, 1, 6, "left") + column(72, 8, 5, "left", top=100 + 7 * 12)
+    right = column(332, 1, 6, "right") + column(332, 8, 5, "right", top=100 + 7 * 12)
+    # line 7 of the left column runs across the 20-pt gutter, 10 pt into the right column,
+    # where the right column happens to have a blank line (as before a heading)
+    left += column(72, 7, 1, "left", top=100 + 6 * 12, width=270)
+    texts = ordered_text(left + right)
+    assert [t.split()[1] for t in texts[:12]] == [f"{k:02d}" for k in range(1, 13)]
+    first_right = next(i for i, t in enumerate(texts) if t.startswith("right"))
+    assert all(t.startswith("left") for t in texts[:first_right])
+    assert all(t.startswith("right") for t in texts[first_right:])
+
+
+def test_table_rows_read_across() -> None:
+    words: list[Word] = []
+    for k, (label, a, b) in enumerate(
+        (
+            ("Revenue", "44,538", "37,403"),
+            ("Cost of sales", "24,576", "21,162"),
+            ("Gross profit", "19,962", "16,241"),
+        )
+    ):
+        top = 100 + 12 * k
+        words += words_of(label, 72, top) + words_of(a, 400, top) + words_of(b, 480, top)
+    assert ordered_text(words) == [
+        "Revenue 44,538 37,403",
+        "Cost of sales 24,576 21,162",
+        "Gross profit 19,962 16,241",
+    ]
+
+
+def test_bullet_joins_its_text() -> None:
+    words: list[Word] = []
+    for k, item in enumerate(("first item here", "second item here")):
+        words += [Word("•", 72, 100 + 14 * k, 76, 110 + 14 * k)]
+        words += words_of(item, 90, 100 + 14 * k)
+    assert ordered_text(words) == ["• first item here", "• second item here"]
+
+
+# --- blocks and text ---------------------------------------------------------------------------
+
+
+def blocks_of(words: list[Word]) -> list[str]:
+    lines = group_lines(words)
+    return [b.text for b in group_blocks(merge_row_segments(reading_order(lines, PAGE_W)))]
+
+
+def test_blocks_split_at_gaps_indents_and_headings() -> None:
+    long = " ".join(["word"] * 12)
+    words = words_of("2 Method", 72, 80, size=12, font="Times-Bold")
+    words += words_of(f"First {long}", 72, 100)
+    words += words_of(f"para {long}", 72, 112)
+    words += words_of(f"Second {long}", 84, 124)  # first-line indent, no extra space
+    words += words_of(f"para {long}", 72, 136)
+    words += words_of(f"Third {long}", 72, 160)  # extra space
+    texts = blocks_of(words)
+    assert [t.split()[0] for t in texts] == ["2", "First", "Second", "Third"]
+    assert texts[0] == "2 Method"
+
+
+def test_bold_run_in_heading_stays_in_its_paragraph() -> None:
+    words = words_of("Results.", 72, 100, font="Times-Bold")
+    words += words_of("We found that the method works on " + "more " * 4, 115, 100)
+    words += words_of("every dataset we tried in the end.", 72, 112)
+    assert len(blocks_of(words)) == 1
+
+
+def test_join_lines_dehyphenates() -> None:
+    assert join_lines(["useful infor-", "mation here"]) == "useful information here"
+    assert join_lines(["Program-", "Guided Reasoning"]) == "Program-Guided Reasoning"
+    assert join_lines(["on-the-", "job training"]) == "on-the-job training"
+    assert join_lines(["ends with a dash -", "next"]) == "ends with a dash - next"
+    assert join_lines(["soft\u00adhyphen", "ok"]) == "softhyphen ok"
+
+
+def test_font_style_from_names() -> None:
+    assert font_style("ABCDEF+NimbusRomNo9L-Medi").bold
+    assert font_style("Arial,Bold").bold and not font_style("Arial").bold
+    assert font_style("Franklin Gothic Demi").bold
+    assert font_style("Times-Italic").italic and font_style("NimbusRomNo9L-ReguItal").italic
+    assert font_style("Courier").monospace and font_style("Inconsolatazi4-Regular").monospace
+    assert font_style("CMMI10").math and font_style("CMSY10").math
+    assert not font_style("Symbol").math
+
+
+# --- furniture ---------------------------------------------------------------------------------
+
+
+def test_running_headers_and_page_numbers() -> None:
+    pages = []
+    for p in range(6):
+        lines = [
+            Line(words_of(f"Annual Report {2020 + p}", 72, 30)),
+            Line(words_of(f"Body text of page {p}", 72, 300)),
+            Line(words_of("A unique closing line" if p == 0 else "More body", 72, 700)),
+            Line(words_of(str(p + 1), 300, 760)),
+        ]
+        pages.append(lines)
+    marks = find_furniture(pages, [(0.0, 792.0)] * 6)
+    assert marks[0] == {0: "header", 3: "footer"}  # digits differ, text repeats
+    assert all(m == {0: "header", 3: "footer"} for m in marks)
+
+
+def test_lone_body_text_in_the_band_is_not_furniture() -> None:
+    pages = [
+        [Line(words_of("Introduction to the topic", 72, 30)), Line(words_of("Body", 72, 300))],
+        [Line(words_of("Something else entirely", 72, 30)), Line(words_of("Body", 72, 300))],
+    ]
+    marks = find_furniture(pages, [(0.0, 792.0)] * 2)
+    assert marks == [{}, {}]
+
+
+# --- tables and figures ------------------------------------------------------------------------
+
+
+def test_rule_regions_and_grid() -> None:
+    rules = [
+        (100.0, 200.0, 300.0),
+        (100.2, 300.0, 400.0),  # one rule drawn in two pieces
+        (120.0, 200.0, 400.0),
+        (180.0, 200.0, 400.0),
+        (400.0, 72.0, 150.0),
+    ]  # a footnote rule elsewhere
+    lines = [Line(words_of("Animal", 205, 105) + words_of("Price", 350, 105))]
+    for k, (a, b) in enumerate((("Gnat", "13.65"), ("Gnu", "92.50"), ("Emu", "33.33"))):
+        lines.append(Line(words_of(a, 205, 125 + 15 * k) + words_of(b, 350, 125 + 15 * k)))
+    regions = rule_regions(rules, lines, max_gap=400)
+    assert len(regions) == 1
+    x0, top, x1, bottom, ys = regions[0]
+    assert (x0, top, x1, bottom) == (200.0, 100.0, 400.0, 180.0)
+    assert ys == [100.0, 120.0, 180.0]
+    assert grid_from_lines(lines, ys[1]) == [
+        ["Animal", "Price"],
+        ["Gnat", "13.65"],
+        ["Gnu", "92.50"],
+        ["Emu", "33.33"],
+    ]
+
+
+def test_prose_between_rules_breaks_the_region() -> None:
+    rules = [(100.0, 72.0, 540.0), (300.0, 72.0, 540.0)]
+    prose = [Line(words_of(" ".join(["running"] * 14), 72, 200))]
+    assert rule_regions(rules, prose, max_gap=400) == []
+
+
+def test_grid_folds_currency_columns() -> None:
+    lines = [
+        Line(words_of("Revenue", 72, 100) + words_of("$", 300, 100) + words_of("5,748", 320, 100)),
+        Line(words_of("Costs", 72, 115) + words_of("2,347", 320, 115)),
+    ]
+    assert grid_from_lines(lines) == [["Revenue", "$ 5,748"], ["Costs", "2,347"]]
+
+
+def test_cluster_boxes() -> None:
+    boxes = [
+        (0.0, 0.0, 10.0, 10.0),
+        (14.0, 0.0, 20.0, 10.0),  # 4 pt apart
+        (100.0, 100.0, 110.0, 110.0),
+    ]
+    clusters = cluster_boxes(boxes, gap=6.0)
+    assert sorted(clusters) == [((0.0, 0.0, 20.0, 10.0), 2), ((100.0, 100.0, 110.0, 110.0), 1)]
+    # a big box containing a small one is one cluster
+    assert cluster_boxes([(0.0, 0.0, 300.0, 300.0), (100.0, 100.0, 110.0, 110.0)], 6.0) == [
+        ((0.0, 0.0, 300.0, 300.0), 2)
+    ]

@@ -102,11 +102,16 @@ class ChunkSettings(BaseSettings):
 class RetrievalSettings(BaseSettings):
     model_config = _group("DOCSIGHT_RETRIEVAL_")
 
-    channels: list[str] = Field(default_factory=lambda: ["bm25", "dense"])
-    #: ``rrf`` (reciprocal rank fusion) or ``weighted`` (weighted RRF).
-    fusion: str = "rrf"
+    #: Chunk channels ``bm25`` and ``dense``; page channels ``page_bm25`` (BM25 over whole pages)
+    #: and ``page_ref`` (pages the question names, like "page 14" or "the cover").
+    channels: list[str] = Field(default_factory=lambda: ["bm25", "dense", "page_bm25", "page_ref"])
     rrf_k: int = Field(default=60, ge=1)
-    weights: dict[str, float] = Field(default_factory=dict)
+    #: Per-channel weights of reciprocal rank fusion (1 when absent). A page the question names
+    #: explicitly is strong evidence, hence the default weight of ``page_ref``.
+    weights: dict[str, float] = Field(default_factory=lambda: {"page_ref": 3.0})
+    #: Documents a scoped channel (``page_ref``) searches when no document filter is given: the
+    #: best-ranked documents of the other channels.
+    scope_documents: int = Field(default=10, ge=1)
     #: Candidates fetched per channel before fusion.
     candidates: int = Field(default=100, ge=1)
     #: Build an ANN vector index once a collection holds this many chunks (exact search below).

@@ -41,7 +41,7 @@ def test_search_filters_pages_and_reopen(corpus: Path, tmp_path: Path) -> None:
     hits = ds.search("how much does the team plan cost per month", k=3)
     assert hits[0].doc_name == "guide.md" and hits[0].kind == "table"
     assert hits[0].section_path == ["Widget Guide", "Pricing"]
-    assert set(hits[0].scores) == {"bm25", "dense"} and hits[0].ranks["bm25"] == 1
+    assert set(hits[0].scores) == {"bm25", "dense", "page_bm25"} and hits[0].ranks["bm25"] == 1
     assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
 
     only_faq = ds.search("widget", k=10, doc_names=["faq.txt"])

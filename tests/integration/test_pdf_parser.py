@@ -12,6 +12,7 @@ from PIL import Image
 
 from docsight.document.model import Element, ElementKind, ParsedDocument
 from docsight.errors import EncryptedDocumentError, LimitExceededError, ParseError
+from docsight.ingest.chunking import ElementChunker
 from fixtures import pdfgen
 
 Parse = Callable[..., ParsedDocument]
@@ -45,7 +46,7 @@ def test_report_structure_is_valid(parsed_report: ParsedDocument) -> None:
     doc = parsed_report.document
     doc.validate_structure()
     assert doc.page_count == 3
-    assert doc.parser == "pdf/1"
+    assert doc.parser == "pdf/2"
     assert parsed_report.warnings == []
     assert [e.order for e in doc.elements] == list(range(len(doc.elements)))
 
@@ -175,13 +176,18 @@ def test_raster_figure_crop(parsed_report: ParsedDocument) -> None:
     assert isinstance(left, tuple) and isinstance(right, tuple) and right[0] > left[0] + 100
 
 
-def test_vector_chart_labels_leave_the_text_flow(parsed_report: ParsedDocument) -> None:
+def test_vector_chart_labels_become_the_figure_text(parsed_report: ParsedDocument) -> None:
     chart = next(e for e in _kinds(parsed_report, ElementKind.FIGURE) if e.page == 2)
-    assert chart.text == ""
-    assert "North bars" in chart.attrs["labels"] and "South bars" in chart.attrs["labels"]
+    # The labels leave the text flow and become the figure's own text, in reading order.
+    assert chart.text == "North bars\nSouth bars"
+    assert chart.attrs["labels"] == chart.text
     assert chart.attrs["caption"].startswith("Figure 2:")
     flow = [e for e in parsed_report.document.elements if e.kind != ElementKind.FIGURE]
     assert not any("North bars" in e.text for e in flow)
+    # So the chart's chunk, which carries its caption, can be found by its labels.
+    chunks = ElementChunker().chunk(parsed_report.document)
+    chart_chunk = next(c for c in chunks if chart.id in c.element_ids)
+    assert "North bars" in chart_chunk.text and "Figure 2:" in chart_chunk.text
 
 
 def test_headers_and_footers(parsed_report: ParsedDocument) -> None:
@@ -298,16 +304,16 @@ def test_page_limit(pdf_dir: Path, parse_pdf: Parse) -> None:
 def test_a_failing_page_becomes_a_warning(
     report_pdf: Path, parse_pdf: Parse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import docsight.parsers.pdf as pdf_module
+    from docsight.parsers.pdf.extract import Objects
 
-    real = pdf_module._Objects.read
+    real = Objects.read
 
     def flaky(plumber_page: object) -> object:
         if getattr(plumber_page, "page_number", 0) == 2:
             raise RuntimeError("boom")
         return real(plumber_page)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pdf_module._Objects, "read", staticmethod(flaky))
+    monkeypatch.setattr(Objects, "read", staticmethod(flaky))
     parsed = parse_pdf(report_pdf, render_pages=False)
     assert any("page 2" in w and "boom" in w for w in parsed.warnings)
     # The page falls back to pdfium's text layer and the rest parses as usual.

@@ -124,3 +124,27 @@ def test_builder_rejects_out_of_range_page() -> None:
     b.add_page()
     with pytest.raises(ValueError):
         b.add(ElementKind.PARAGRAPH, "x", page=3)
+
+
+def test_page_labels_are_inferred_from_page_number_furniture() -> None:
+    b = _builder()
+    for _ in range(8):
+        b.add_page(612, 792)
+    # cover and contents unnumbered, then "1".."6" printed in footers, one "Page 5 of 6" form
+    for page, text in [(2, "1"), (3, "2"), (4, "- 3 -"), (5, "4"), (6, "Page 5 of 6"), (7, "6")]:
+        b.add(ElementKind.FOOTER, text, page=page)
+    b.add(ElementKind.HEADER, "Annual report 2024", page=3)
+    doc = b.build().document
+    assert [p.labels for p in doc.pages] == [[], [], ["1"], ["2"], ["3"], ["4"], ["5"], ["6"]]
+
+
+def test_page_labels_keep_spreads_and_ignore_inconsistent_numbers() -> None:
+    b = _builder()
+    for _ in range(4):
+        b.add_page(612, 792)
+    b.add(ElementKind.FOOTER, "2", page=1)
+    b.add(ElementKind.FOOTER, "3", page=1)
+    b.add(ElementKind.FOOTER, "17", page=3)
+    doc = b.build().document
+    # no offset is supported by three pages: only what is printed is kept
+    assert [p.labels for p in doc.pages] == [[], ["2", "3"], [], ["17"]]

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from docsight.parsers.pdf_layout import (
+from docsight.parsers.pdf.figures import cluster_boxes
+from docsight.parsers.pdf.furniture import find_furniture
+from docsight.parsers.pdf.layout import (
     Glyph,
     Line,
     Word,
-    cluster_boxes,
-    find_furniture,
     font_style,
-    grid_from_lines,
-    group_blocks,
     group_lines,
+    words_from_glyphs,
+)
+from docsight.parsers.pdf.reading import (
+    group_blocks,
     join_lines,
     merge_row_segments,
     reading_order,
-    rule_regions,
-    words_from_glyphs,
 )
+from docsight.parsers.pdf.tables import grid_from_lines, rule_regions
 
 PAGE_W = 612.0
 

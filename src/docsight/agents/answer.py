@@ -21,7 +21,8 @@ class Source(BaseModel):
     page: int
     bbox: BBox | None = None
     section_path: list[str] = Field(default_factory=list)
-    chunk_id: str
+    #: Empty for a page without text (cited as a whole page).
+    chunk_id: str | None = None
     element_ids: list[str] = Field(default_factory=list)
     kind: str = "text"
     text: str
@@ -58,7 +59,8 @@ class Citation(BaseModel):
     page: int
     bbox: BBox | None = None
     section_path: list[str] = Field(default_factory=list)
-    chunk_id: str
+    #: Empty for a page without text (cited as a whole page).
+    chunk_id: str | None = None
     element_ids: list[str] = Field(default_factory=list)
     #: The sentence or row quoted, for extractive answers.
     quote: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -256,7 +257,16 @@ def llm_serve(
         del server
 
 
+def _configure_logging() -> None:
+    # The application decides what reaches the terminal: warnings, minus pdfminer's complaints
+    # about font descriptors, which real-world PDFs trigger by the hundred and which change
+    # nothing in the result.
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
+
+
 def main() -> None:
+    _configure_logging()
     try:
         app()
     except KeyboardInterrupt:

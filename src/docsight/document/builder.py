@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from docsight.document.model import (
+    FURNITURE_KINDS,
     Asset,
     BBox,
     Document,
@@ -21,6 +22,7 @@ from docsight.document.model import (
     ParsedDocument,
     Section,
 )
+from docsight.document.pagelabels import infer_page_labels
 
 
 class DocumentBuilder:
@@ -56,8 +58,12 @@ class DocumentBuilder:
         self.pages.append(Page(index=index, width=width, height=height, text_chars=text_chars))
         return index
 
+    def update_page(self, page: int, **fields: Any) -> None:
+        """Set fields of a page added earlier (its render, its text-layer size, ...)."""
+        self.pages[page] = self.pages[page].model_copy(update=fields)
+
     def set_page_image(self, page: int, asset_id: str) -> None:
-        self.pages[page] = self.pages[page].model_copy(update={"image_id": asset_id})
+        self.update_page(page, image_id=asset_id)
 
     def add_asset(
         self, kind: str, media_type: str, data: bytes, width: int = 0, height: int = 0
@@ -155,6 +161,15 @@ class DocumentBuilder:
     ) -> ParsedDocument:
         if title is None:
             title = next((e.text for e in self.elements if e.kind == ElementKind.TITLE), None)
+        if self.pages and not any(p.labels for p in self.pages):
+            # Parsers that know the labels (a PDF's /PageLabels) set them; otherwise they are
+            # read off the page-number furniture.
+            inferred = infer_page_labels(
+                (e for e in self.elements if e.kind in FURNITURE_KINDS), len(self.pages)
+            )
+            for index, labels in enumerate(inferred):
+                if labels:
+                    self.update_page(index, labels=labels)
         document = Document(
             id=self.doc_id,
             title=title,

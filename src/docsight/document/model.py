@@ -160,6 +160,8 @@ class Page(BaseModel):
     image_id: str | None = None
     #: Characters in the page's text layer, for deciding about OCR.
     text_chars: int = 0
+    #: Page numbers as printed on the page ("17", "iv"); two for a scanned spread.
+    labels: list[str] = Field(default_factory=list)
 
 
 class Document(BaseModel):

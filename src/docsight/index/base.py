@@ -48,12 +48,24 @@ class CollectionStats(BaseModel):
 
 @dataclass(frozen=True)
 class ChannelHit:
-    """One candidate from one retrieval channel (hot path: a plain frozen dataclass)."""
+    """One candidate from one retrieval channel (hot path: a plain frozen dataclass).
 
-    chunk_id: str
+    Page-level channels leave ``chunk_id`` empty: they rank pages, not chunks.
+    """
+
+    chunk_id: str | None
     doc_id: str
     page: int
     score: float
+
+
+@dataclass(frozen=True)
+class PageIndex:
+    """What page references resolve against: a document's page count and printed labels."""
+
+    doc_id: str
+    page_count: int
+    labels: dict[str, list[int]]
 
 
 class Store(Protocol):
@@ -101,6 +113,14 @@ class Store(Protocol):
     def text_search(
         self, query: str, limit: int, doc_ids: Sequence[str] | None = None
     ) -> list[ChannelHit]: ...
+
+    def page_text_search(
+        self, query: str, limit: int, doc_ids: Sequence[str] | None = None
+    ) -> list[ChannelHit]: ...
+
+    def page_index(self, doc_ids: Sequence[str]) -> list[PageIndex]: ...
+
+    def chunks_on_pages(self, pages: Sequence[tuple[str, int]]) -> list[Chunk]: ...
 
     def vector_search(
         self, vector: np.ndarray, limit: int, doc_ids: Sequence[str] | None = None

@@ -32,7 +32,7 @@ from docsight.errors import (
     StoreError,
 )
 from docsight.index import schema as S
-from docsight.index.base import ChannelHit, CollectionStats, DocumentInfo
+from docsight.index.base import ChannelHit, CollectionStats, DocumentInfo, PageIndex
 
 log = logging.getLogger(__name__)
 
@@ -346,21 +346,24 @@ class LanceStore:
         return sorted((S.chunk_from_row(r) for r in rows), key=lambda c: c.order)
 
     def _ensure_text_index(self) -> None:
-        table = self._table("chunks")
-        if table is None or table.count_rows() == 0:
-            return
-        if not any(i.index_type == "FTS" for i in table.list_indices()):
-            with warnings.catch_warnings():
-                # create_fts_index is the one sync call that configures the native index.
-                warnings.simplefilter("ignore", DeprecationWarning)
-                table.create_fts_index("text", replace=True, **_FTS_OPTIONS)
+        """Create the BM25 indexes once their tables have rows; later rows are added by optimize."""
+        for name in ("chunks", "pages"):
+            table = self._table(name)
+            if table is None or table.count_rows() == 0:
+                continue
+            if not _has_text_index(table):
+                with warnings.catch_warnings():
+                    # create_fts_index is the one sync call that configures the native index.
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    table.create_fts_index("text", replace=True, **_FTS_OPTIONS)
 
-    def _hits(self, rows: pa.Table, score: Any) -> list[ChannelHit]:
+    def _hits(self, rows: pa.Table, score: Any, *, pages: bool = False) -> list[ChannelHit]:
         committed = self.committed_ids()
+        ids = [None] * rows.num_rows if pages else rows.column("id").to_pylist()
         return [
             ChannelHit(chunk_id=i, doc_id=d, page=p, score=float(s))
             for i, d, p, s in zip(
-                rows.column("id").to_pylist(),
+                ids,
                 rows.column("doc_id").to_pylist(),
                 rows.column("page").to_pylist(),
                 score,
@@ -369,19 +372,67 @@ class LanceStore:
             if d in committed
         ]
 
-    def text_search(
-        self, query: str, limit: int, doc_ids: Sequence[str] | None = None
-    ) -> list[ChannelHit]:
-        table = self._table("chunks")
-        if table is None or not query.strip() or doc_ids == []:
-            return []
-        if not any(i.index_type == "FTS" for i in table.list_indices()):
-            return []
+    def _full_text(
+        self, name: str, query: str, limit: int, doc_ids: Sequence[str] | None
+    ) -> pa.Table | None:
+        table = self._table(name)
+        if table is None or not query.strip() or doc_ids == [] or not _has_text_index(table):
+            return None
         search = table.search(query, query_type="fts", fts_columns="text")
         if doc_ids:
             search = search.where(_in_filter("doc_id", doc_ids), prefilter=True)
-        rows = search.select(["id", "doc_id", "page", "_score"]).limit(limit).to_arrow()
-        return self._hits(rows, rows.column("_score").to_pylist())
+        columns = ["doc_id", "page", "_score"] + (["id"] if name == "chunks" else [])
+        return search.select(columns).limit(limit).to_arrow()
+
+    def text_search(
+        self, query: str, limit: int, doc_ids: Sequence[str] | None = None
+    ) -> list[ChannelHit]:
+        rows = self._full_text("chunks", query, limit, doc_ids)
+        return [] if rows is None else self._hits(rows, rows.column("_score").to_pylist())
+
+    def page_text_search(
+        self, query: str, limit: int, doc_ids: Sequence[str] | None = None
+    ) -> list[ChannelHit]:
+        rows = self._full_text("pages", query, limit, doc_ids)
+        if rows is None:
+            return []
+        return self._hits(rows, rows.column("_score").to_pylist(), pages=True)
+
+    def page_index(self, doc_ids: Sequence[str]) -> list[PageIndex]:
+        table = self._table("pages")
+        committed = self.committed_ids()
+        wanted = [d for d in dict.fromkeys(doc_ids) if d in committed]
+        if table is None or not wanted:
+            return []
+        counts: dict[str, int] = {d: 0 for d in wanted}
+        labels: dict[str, dict[str, list[int]]] = {d: {} for d in wanted}
+        for batch in _batches(wanted):
+            rows = (
+                table.search()
+                .where(_in_filter("doc_id", batch))
+                .select(["doc_id", "page", "labels"])
+                .limit(None)
+                .to_arrow()
+                .to_pylist()
+            )
+            for row in rows:
+                doc = row["doc_id"]
+                counts[doc] = max(counts[doc], row["page"] + 1)
+                for label in row["labels"] or []:
+                    labels[doc].setdefault(label, []).append(row["page"])
+        return [PageIndex(d, counts[d], labels[d]) for d in wanted]
+
+    def chunks_on_pages(self, pages: Sequence[tuple[str, int]]) -> list[Chunk]:
+        by_doc: dict[str, set[int]] = {}
+        for doc_id, page in pages:
+            by_doc.setdefault(doc_id, set()).add(int(page))
+        chunks: list[Chunk] = []
+        for doc_id, numbers in by_doc.items():
+            where = (
+                f"doc_id = {_quote(doc_id)} AND page IN ({', '.join(map(str, sorted(numbers)))})"
+            )
+            chunks.extend(S.chunk_from_row(r) for r in self._chunk_rows(where))
+        return sorted(chunks, key=lambda c: (c.doc_id, c.page, c.order))
 
     def vector_search(
         self, vector: np.ndarray, limit: int, doc_ids: Sequence[str] | None = None
@@ -432,10 +483,13 @@ class LanceStore:
 
         manifest = self._read_manifest()
         encoder = manifest.get("encoder") or {}
-        chunks = self._table("chunks")
-        indexes = (
-            sorted(f"{i.name} ({i.index_type})" for i in chunks.list_indices()) if chunks else []
-        )
+        indexes = []
+        for name in ("chunks", "pages"):
+            table = self._table(name)
+            if table is not None:
+                indexes.extend(
+                    sorted(f"{name}.{i.name} ({i.index_type})" for i in table.list_indices())
+                )
         size = (
             sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
             if self.path.exists()
@@ -453,6 +507,10 @@ class LanceStore:
             size_bytes=size,
             indexes=indexes,
         )
+
+
+def _has_text_index(table: Any) -> bool:
+    return any(i.index_type == "FTS" for i in table.list_indices())
 
 
 def _is_vector_index(index: Any) -> bool:

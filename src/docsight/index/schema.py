@@ -52,6 +52,9 @@ PAGES = pa.schema(
         pa.field("height", pa.float32()),
         pa.field("text_chars", pa.int32()),
         pa.field("image_id", pa.string()),
+        pa.field("labels", _IDS),
+        # Everything on the page but furniture, for page-level full-text search.
+        pa.field("text", pa.large_string()),
     ]
 )
 
@@ -145,6 +148,15 @@ def document_row(parsed: ParsedDocument, n_chunks: int, status: str = "done") ->
     }
 
 
+def page_text(doc: Document) -> list[str]:
+    """The indexable text of each page, in reading order."""
+    texts: list[list[str]] = [[] for _ in doc.pages]
+    for element in doc.indexable_elements():
+        if element.text and element.page < len(texts):
+            texts[element.page].append(element.text)
+    return ["\n".join(parts) for parts in texts]
+
+
 def page_rows(doc: Document) -> list[dict[str, Any]]:
     return [
         {
@@ -155,8 +167,10 @@ def page_rows(doc: Document) -> list[dict[str, Any]]:
             "height": p.height,
             "text_chars": p.text_chars,
             "image_id": p.image_id,
+            "labels": p.labels,
+            "text": text,
         }
-        for p in doc.pages
+        for p, text in zip(doc.pages, page_text(doc), strict=True)
     ]
 
 

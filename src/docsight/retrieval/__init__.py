@@ -18,6 +18,14 @@ RETRIEVERS.register(
 RETRIEVERS.register(
     "dense", "docsight.retrieval.channels:DenseRetriever", description="text embeddings"
 )
+RETRIEVERS.register(
+    "page_bm25", "docsight.retrieval.channels:PageBM25Retriever", description="BM25 over pages"
+)
+RETRIEVERS.register(
+    "page_ref",
+    "docsight.retrieval.channels:PageReferenceRetriever",
+    description="pages named in the question",
+)
 
 # Channels that need the encoder receive a zero-argument callable returning it.
 _NEEDS_ENCODER = {"dense"}

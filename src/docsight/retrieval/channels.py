@@ -1,22 +1,28 @@
-"""Retrieval channels: each ranks chunks for a query in its own way."""
+"""Retrieval channels: each ranks chunks or pages for a query in its own way."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 from docsight.encoders.base import Encoder
 from docsight.index.base import ChannelHit, Store
+from docsight.query.pages import page_references, resolve
 
 
 class Retriever(Protocol):
     """One retrieval channel.
 
     Contract: ``retrieve`` returns at most ``limit`` hits, best first, only from ``doc_ids`` when
-    given; scores are comparable within a channel only (fusion works on ranks).
+    given; scores are comparable within a channel only (fusion works on ranks). ``level`` says
+    whether hits are chunks or pages (page hits have no ``chunk_id``). A ``scoped`` channel only
+    works within known documents: the searcher passes it the document filter, or the documents
+    the unscoped channels found.
     """
 
     name: str
+    level: Literal["chunk", "page"]
+    scoped: bool
 
     def retrieve(
         self, query: str, limit: int, doc_ids: Sequence[str] | None = None
@@ -24,9 +30,11 @@ class Retriever(Protocol):
 
 
 class BM25Retriever:
-    """Lexical search with the store's full-text (BM25) index."""
+    """Lexical search over chunks with the store's full-text (BM25) index."""
 
     name = "bm25"
+    level: Literal["chunk", "page"] = "chunk"
+    scoped = False
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -37,10 +45,28 @@ class BM25Retriever:
         return self.store.text_search(query, limit, doc_ids)
 
 
+class PageBM25Retriever:
+    """BM25 over whole pages: terms spread across a page add up, which chunks cannot see."""
+
+    name = "page_bm25"
+    level: Literal["chunk", "page"] = "page"
+    scoped = False
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def retrieve(
+        self, query: str, limit: int, doc_ids: Sequence[str] | None = None
+    ) -> list[ChannelHit]:
+        return self.store.page_text_search(query, limit, doc_ids)
+
+
 class DenseRetriever:
     """Cosine similarity between the query's and the chunks' text embeddings."""
 
     name = "dense"
+    level: Literal["chunk", "page"] = "chunk"
+    scoped = False
 
     def __init__(self, store: Store, encoder: Callable[[], Encoder]) -> None:
         self.store = store
@@ -53,3 +79,31 @@ class DenseRetriever:
             return []
         vector = self._encoder().encode_queries([query])[0]
         return self.store.vector_search(vector, limit, doc_ids)
+
+
+class PageReferenceRetriever:
+    """Pages the question names: "on page 14", "the cover", "pages 3 to 10".
+
+    Numbers match printed page labels first, then physical page numbers (see ``query.pages``).
+    """
+
+    name = "page_ref"
+    level: Literal["chunk", "page"] = "page"
+    scoped = True
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def retrieve(
+        self, query: str, limit: int, doc_ids: Sequence[str] | None = None
+    ) -> list[ChannelHit]:
+        refs = page_references(query)
+        if not refs or not doc_ids:
+            return []
+        hits: list[ChannelHit] = []
+        for index in self.store.page_index(doc_ids):
+            for rank, page in enumerate(resolve(refs, index.page_count, index.labels)):
+                hits.append(ChannelHit(None, index.doc_id, page, 1.0 / (1 + rank)))
+        # Interleave documents by rank so the first pages of every document come first.
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]

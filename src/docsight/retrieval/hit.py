@@ -23,7 +23,8 @@ class Hit(BaseModel):
     pages: list[int] = Field(default_factory=list)
     bbox: BBox | None = None
     section_path: list[str] = Field(default_factory=list)
-    chunk_id: str
+    #: Empty for a page without text (cited as a whole page).
+    chunk_id: str | None = None
     element_ids: list[str] = Field(default_factory=list)
     kind: str = "text"
     text: str

@@ -1,19 +1,29 @@
-"""Hybrid search: run every channel, fuse by reciprocal rank, read out chunks or pages."""
+"""Hybrid search: run every channel, fuse by reciprocal rank, read out chunks or pages.
+
+Channels rank either chunks (BM25, dense) or pages (page BM25, page references). Fusion is
+hierarchical: a page-level channel's vote for a page counts for every chunk on it, and for
+page-level results each chunk channel ranks pages by their best chunk. So a page that the
+question names, or whose text matches as a whole, lifts its chunks; and a page that several
+chunk channels agree on wins even if no single chunk is top.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Literal
 
+from docsight.document.chunk import Chunk
 from docsight.errors import ConfigurationError
 from docsight.index.base import ChannelHit, Store
 from docsight.retrieval.channels import Retriever
-from docsight.retrieval.fusion import reciprocal_rank_fusion
+from docsight.retrieval.fusion import reciprocal_rank_fusion, rrf_scores
 from docsight.retrieval.hit import Hit
 from docsight.settings import RetrievalSettings
 
 Unit = Literal["chunk", "page"]
 PageKey = tuple[str, int]
+#: Pages of each page-level channel whose chunks join the candidates of a chunk search.
+_PAGES_EXPANDED = 10
 
 
 class HybridSearcher:
@@ -26,10 +36,32 @@ class HybridSearcher:
         self.retrievers = list(retrievers)
         self.settings = settings
 
+    # --- channels ------------------------------------------------------------------------------
+
     def candidates(
         self, query: str, doc_ids: Sequence[str] | None, limit: int
     ) -> dict[str, list[ChannelHit]]:
-        return {r.name: r.retrieve(query, limit, doc_ids) for r in self.retrievers}
+        """Every channel's hits. Scoped channels run last, within the filter or the documents
+        the other channels found."""
+        results = {
+            r.name: r.retrieve(query, limit, doc_ids) for r in self.retrievers if not r.scoped
+        }
+        scoped = [r for r in self.retrievers if r.scoped]
+        if scoped:
+            scope = list(doc_ids) if doc_ids else self._top_documents(results)
+            for r in scoped:
+                results[r.name] = r.retrieve(query, limit, scope)
+        return results
+
+    def _top_documents(self, results: dict[str, list[ChannelHit]]) -> list[str]:
+        rankings = {name: [h.doc_id for h in hits] for name, hits in results.items()}
+        fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k)
+        return [doc for doc, _ in fused[: self.settings.scope_documents]]
+
+    def _levels(self) -> dict[str, str]:
+        return {r.name: r.level for r in self.retrievers}
+
+    # --- search --------------------------------------------------------------------------------
 
     def search(
         self,
@@ -40,71 +72,170 @@ class HybridSearcher:
     ) -> list[Hit]:
         if k < 1:
             raise ValueError("k must be at least 1")
-        limit = max(self.settings.candidates, k)
-        per_channel = self.candidates(query, doc_ids, limit)
+        if unit not in ("chunk", "page"):
+            raise ValueError(f"unknown unit {unit!r}")
+        per_channel = self.candidates(query, doc_ids, max(self.settings.candidates, k))
+        levels = self._levels()
+        chunk_channels = {n: h for n, h in per_channel.items() if levels[n] == "chunk"}
+        page_channels = {n: h for n, h in per_channel.items() if levels[n] == "page"}
         weights = self.settings.weights or None
-        chunk_fused = reciprocal_rank_fusion(
-            {name: [h.chunk_id for h in hits] for name, hits in per_channel.items()},
-            k=self.settings.rrf_k,
+        rrf_k = self.settings.rrf_k
+
+        # Chunk candidates and the page each sits on.
+        page_of: dict[str, PageKey] = {}
+        for hits in chunk_channels.values():
+            for h in hits:
+                if h.chunk_id is not None:
+                    page_of.setdefault(h.chunk_id, (h.doc_id, h.page))
+        page_rankings = {
+            name: list(dict.fromkeys((h.doc_id, h.page) for h in hits))
+            for name, hits in per_channel.items()
+        }
+        extra = self._chunks_of_top_pages(page_channels, page_of) if unit == "chunk" else []
+        for chunk in extra:
+            page_of.setdefault(chunk.id, (chunk.doc_id, chunk.page))
+
+        chunk_scores = rrf_scores(
+            {n: [h.chunk_id for h in hits if h.chunk_id] for n, hits in chunk_channels.items()},
+            k=rrf_k,
             weights=weights,
         )
-        if unit == "chunk":
-            chosen = chunk_fused[:k]
-            return self._hits(chosen, per_channel, unit)
-        if unit != "page":
-            raise ValueError(f"unknown unit {unit!r}")
+        page_votes = rrf_scores(
+            {n: page_rankings[n] for n in page_channels}, k=rrf_k, weights=weights
+        )
+        combined = {
+            cid: chunk_scores.get(cid, 0.0) + page_votes.get(page, 0.0)
+            for cid, page in page_of.items()
+        }
+        order = {cid: i for i, cid in enumerate(page_of)}
+        ranked_chunks = sorted(combined, key=lambda c: (-combined[c], order[c]))
 
-        # Page level: each channel ranks pages by their best chunk, and the page rankings are
-        # fused. A page that several channels agree on wins even if no single chunk is top.
-        page_rankings: dict[str, list[PageKey]] = {}
-        for name, hits in per_channel.items():
-            page_rankings[name] = list(dict.fromkeys((h.doc_id, h.page) for h in hits))
-        page_fused = reciprocal_rank_fusion(page_rankings, k=self.settings.rrf_k, weights=weights)
-        page_of = {h.chunk_id: (h.doc_id, h.page) for hits in per_channel.values() for h in hits}
-        best_chunk: dict[PageKey, tuple[str, float]] = {}
-        for chunk_id, _score in chunk_fused:  # best first, so the first seen wins
-            best_chunk.setdefault(page_of[chunk_id], (chunk_id, _score))
-        chosen = [(best_chunk[key][0], score) for key, score in page_fused[:k]]
-        return self._hits(chosen, per_channel, unit)
+        if unit == "chunk":
+            chosen = [(cid, combined[cid]) for cid in ranked_chunks[:k]]
+            return self._hits(chosen, {}, per_channel, unit, page_of, {c.id: c for c in extra})
+
+        page_fused = reciprocal_rank_fusion(page_rankings, k=rrf_k, weights=weights)[:k]
+        best: dict[PageKey, str] = {}
+        for cid in ranked_chunks:
+            best.setdefault(page_of[cid], cid)
+        # Pages found only by page channels are read out by their first chunk, if they have one.
+        missing = [key for key, _ in page_fused if key not in best]
+        known: dict[str, Chunk] = {}
+        for chunk in self.store.chunks_on_pages(missing) if missing else []:
+            key = (chunk.doc_id, chunk.page)
+            if key not in best:
+                best[key] = chunk.id
+                known[chunk.id] = chunk
+                page_of[chunk.id] = key
+        chosen_pages = [(best.get(key), score, key) for key, score in page_fused]
+        return self._hits(
+            [(cid, score) for cid, score, _ in chosen_pages],
+            {i: key for i, (_, _, key) in enumerate(chosen_pages)},
+            per_channel,
+            unit,
+            page_of,
+            known,
+        )
+
+    def _chunks_of_top_pages(
+        self, page_channels: dict[str, list[ChannelHit]], page_of: dict[str, PageKey]
+    ) -> list[Chunk]:
+        """All chunks on the best pages of the page channels that are not candidates yet."""
+        wanted: list[PageKey] = []
+        for hits in page_channels.values():
+            wanted.extend(list(dict.fromkeys((h.doc_id, h.page) for h in hits))[:_PAGES_EXPANDED])
+        if not wanted:
+            return []
+        return [
+            c
+            for c in self.store.chunks_on_pages(list(dict.fromkeys(wanted)))
+            if c.id not in page_of
+        ]
+
+    # --- read-out ------------------------------------------------------------------------------
 
     def _hits(
         self,
-        chosen: list[tuple[str, float]],
+        chosen: Sequence[tuple[str | None, float]],
+        pages_without_chunks: dict[int, PageKey],
         per_channel: dict[str, list[ChannelHit]],
         unit: Unit,
+        page_of: dict[str, PageKey],
+        known: dict[str, Chunk],
     ) -> list[Hit]:
-        chunks = {c.id: c for c in self.store.get_chunks([cid for cid, _ in chosen])}
-        channel_scores: dict[str, dict[str, tuple[int, float]]] = {
-            name: {h.chunk_id: (rank, h.score) for rank, h in enumerate(hits, start=1)}
-            for name, hits in per_channel.items()
-        }
+        needed = [cid for cid, _ in chosen if cid is not None and cid not in known]
+        chunks = {**known, **{c.id: c for c in self.store.get_chunks(needed)}}
+        chunk_rank: dict[str, dict[str, tuple[int, float]]] = {}
+        page_rank: dict[str, dict[PageKey, tuple[int, float]]] = {}
+        for name, hits in per_channel.items():
+            chunk_rank[name] = {}
+            page_rank[name] = {}
+            for rank, h in enumerate(hits, start=1):
+                if h.chunk_id is not None:
+                    chunk_rank[name].setdefault(h.chunk_id, (rank, h.score))
+                else:
+                    page_rank[name].setdefault((h.doc_id, h.page), (rank, h.score))
+
         results: list[Hit] = []
-        for chunk_id, score in chosen:
-            chunk = chunks.get(chunk_id)
-            if chunk is None:  # deleted between search and read-out
-                continue
-            scores = {}
-            ranks = {}
-            for name, table in channel_scores.items():
-                if chunk_id in table:
-                    ranks[name], scores[name] = table[chunk_id]
+        for position, (cid, score) in enumerate(chosen):
+            chunk = chunks.get(cid) if cid is not None else None
+            if chunk is None and position not in pages_without_chunks:
+                continue  # deleted between search and read-out
+            key = page_of[chunk.id] if chunk is not None else pages_without_chunks[position]
+            scores: dict[str, float] = {}
+            ranks: dict[str, int] = {}
+            for name in per_channel:
+                entry = chunk_rank[name].get(cid) if cid else None
+                entry = entry or page_rank[name].get(key)
+                if entry is not None:
+                    ranks[name], scores[name] = entry
             results.append(
-                Hit(
-                    unit=unit,
-                    rank=len(results) + 1,
-                    score=score,
-                    doc_id=chunk.doc_id,
-                    doc_name=chunk.doc_name,
-                    page=chunk.page,
-                    pages=chunk.pages,
-                    bbox=chunk.bbox,
-                    section_path=chunk.section_path,
-                    chunk_id=chunk.id,
-                    element_ids=chunk.element_ids,
-                    kind=chunk.kind,
-                    text=chunk.body,
-                    scores=scores,
-                    ranks=ranks,
-                )
+                _hit(unit, len(results) + 1, score, key, chunk, scores, ranks, self.store)
             )
         return results
+
+
+def _hit(
+    unit: Unit,
+    rank: int,
+    score: float,
+    key: PageKey,
+    chunk: Chunk | None,
+    scores: dict[str, float],
+    ranks: dict[str, int],
+    store: Store,
+) -> Hit:
+    if chunk is not None:
+        return Hit(
+            unit=unit,
+            rank=rank,
+            score=score,
+            doc_id=chunk.doc_id,
+            doc_name=chunk.doc_name,
+            page=chunk.page,
+            pages=chunk.pages,
+            bbox=chunk.bbox,
+            section_path=chunk.section_path,
+            chunk_id=chunk.id,
+            element_ids=chunk.element_ids,
+            kind=chunk.kind,
+            text=chunk.body,
+            scores=scores,
+            ranks=ranks,
+        )
+    # A page without text (an image-only page the question names): cite the page itself.
+    info = store.has_document(key[0])
+    return Hit(
+        unit=unit,
+        rank=rank,
+        score=score,
+        doc_id=key[0],
+        doc_name=info.name if info else "",
+        page=key[1],
+        pages=[key[1]],
+        chunk_id=None,
+        kind="page",
+        text="",
+        scores=scores,
+        ranks=ranks,
+    )

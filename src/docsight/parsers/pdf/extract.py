@@ -1,0 +1,253 @@
+"""Reading one page: glyphs and vector objects, renders and crops.
+
+pdfplumber (pdfminer) supplies glyphs with font names and sizes, vector objects and embedded
+images. Pages whose vector content would make pdfminer crawl (maps, dense charts) take their
+glyphs from pdfium's text layer instead; :func:`vector_objects` counts what a page draws so the
+caller can choose. pypdfium2 renders pages and crops.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from docsight.document.builder import DocumentBuilder
+from docsight.parsers.pdf.layout import Glyph, base_font_name
+from docsight.parsers.pdf.page import Page, Rect
+from docsight.settings import ParseSettings
+
+#: Pages with more vector objects than this take their glyphs from pdfium (pdfminer would spend
+#: seconds interpreting paths we only need for tables and charts).
+MAX_VECTOR_OBJECTS = 4000
+_FPDF_PAGEOBJ_PATH = 2
+_FPDF_PAGEOBJ_FORM = 5
+
+
+@dataclass
+class Objects:
+    """What one page holds, read straight from pdfminer's layout tree.
+
+    pdfplumber turns every object into a dict of a dozen resolved attributes, which costs more
+    than interpreting the page; walking the layout objects ourselves halves extraction time.
+    Coordinates are converted exactly as pdfplumber does (top-left origin, media-box offsets).
+    """
+
+    glyphs: list[Glyph]
+    images: list[Rect]
+    paths: list[Rect]
+    rules: list[tuple[float, float, float]]
+    #: Vertical strokes and filled boxes: without them pdfplumber's ruled-table finder is moot.
+    vertical_edges: int
+
+    @classmethod
+    def read(cls, plumber_page: Any) -> Objects:
+        from pdfminer.layout import LTChar, LTContainer, LTCurve, LTImage, LTLine, LTRect
+
+        height = plumber_page.height
+        mb_x0, mb_top = plumber_page.mediabox[0], plumber_page.mediabox[1]
+        out = cls([], [], [], [], 0)
+        stack = [iter(plumber_page.layout)]
+        while stack:
+            obj = next(stack[-1], None)
+            if obj is None:
+                stack.pop()
+                continue
+            if isinstance(obj, LTChar):
+                if obj.get_text().startswith("(cid:"):
+                    continue  # a glyph without a Unicode mapping; its code means nothing
+                top, bottom = height - obj.y1 + mb_top, height - obj.y0 + mb_top
+                a, b, c, d, _, f = obj.matrix
+                if a > 0 and d > 0 and abs(b) < 1e-3 and abs(c) < 1e-3:
+                    # Boxes hang from each font's descent, which math fonts (CMSY, CMEX) set
+                    # absurdly deep; anchoring every glyph to its baseline keeps a line together.
+                    bottom = height - f + mb_top + 0.2 * (bottom - top)
+                    top = bottom - (obj.y1 - obj.y0)
+                out.glyphs.append(
+                    Glyph(
+                        obj.get_text(),
+                        obj.x0 + mb_x0,
+                        top,
+                        obj.x1 + mb_x0,
+                        bottom,
+                        obj.size,
+                        base_font_name(str(obj.fontname)),
+                        bool(obj.upright),
+                    )
+                )
+                continue
+            box = (
+                obj.x0 + mb_x0,
+                height - obj.y1 + mb_top,
+                obj.x1 + mb_x0,
+                height - obj.y0 + mb_top,
+            )
+            if isinstance(obj, LTImage):
+                out.images.append(box)
+            elif isinstance(obj, LTCurve):
+                if not obj.stroke and (not obj.fill or _is_white(obj.non_stroking_color)):
+                    continue  # white backgrounds and knock-outs draw nothing visible
+                w, h = box[2] - box[0], box[3] - box[1]
+                if h <= 2.5 and w >= 40 and isinstance(obj, (LTLine, LTRect)):
+                    out.rules.append((box[1], box[0], box[2]))
+                elif isinstance(obj, LTRect) or (isinstance(obj, LTLine) and w <= 2.5):
+                    out.vertical_edges += 1
+                out.paths.append(box)
+            elif isinstance(obj, LTContainer):
+                stack.append(iter(obj))
+        return out
+
+
+def vector_objects(pdfium_page: Any) -> int:
+    """Path objects on the page, counting inside form XObjects one level deep."""
+    import pypdfium2.raw as raw
+
+    n = raw.FPDFPage_CountObjects(pdfium_page.raw)
+    if n > MAX_VECTOR_OBJECTS:
+        return n
+    total = 0
+    for k in range(n):
+        obj = raw.FPDFPage_GetObject(pdfium_page.raw, k)
+        kind = raw.FPDFPageObj_GetType(obj)
+        if kind == _FPDF_PAGEOBJ_PATH:
+            total += 1
+        elif kind == _FPDF_PAGEOBJ_FORM:
+            total += raw.FPDFFormObj_CountObjects(obj)
+    return total
+
+
+def _is_white(color: Any) -> bool:
+    if isinstance(color, (int, float)):
+        return color >= 0.99
+    if isinstance(color, (tuple, list)) and all(isinstance(c, (int, float)) for c in color):
+        if len(color) in (1, 3):
+            return all(c >= 0.99 for c in color)
+        if len(color) == 4:  # CMYK
+            return all(c <= 0.01 for c in color)
+    return False
+
+
+def pdfium_glyphs(pdfium_page: Any, page: Page) -> list[Glyph]:
+    """Glyphs from pdfium's text layer, in the same top-left frame as the crop box."""
+    import pypdfium2.raw as raw
+
+    left, bottom, right, top = pdfium_page.get_cropbox()
+    rotation = pdfium_page.get_rotation() % 360
+    w, h = right - left, top - bottom
+    textpage = pdfium_page.get_textpage()
+    try:
+        tp = textpage.raw
+        rect = raw.FS_RECTF()
+        buf = ctypes.create_string_buffer(128)
+        flags = ctypes.c_int()
+        fonts: dict[bytes, str] = {}
+        glyphs: list[Glyph] = []
+        for k in range(raw.FPDFText_CountChars(tp)):
+            code = raw.FPDFText_GetUnicode(tp, k)
+            if code in (0, 0xFFFE, 0xFFFF) or raw.FPDFText_IsGenerated(tp, k) == 1:
+                glyphs.append(Glyph(" ", 0, 0, 0, 0, 1.0, ""))
+                continue
+            raw.FPDFText_GetLooseCharBox(tp, k, ctypes.byref(rect))
+            n = raw.FPDFText_GetFontInfo(tp, k, buf, len(buf), ctypes.byref(flags))
+            key = buf.raw[: max(0, n - 1)]
+            font = fonts.setdefault(key, base_font_name(key.decode("latin-1")))
+            x0, y0 = rect.left - left, top - rect.top
+            x1, y1 = rect.right - left, top - rect.bottom
+            angle = raw.FPDFText_GetCharAngle(tp, k)
+            upright = abs(angle) < 0.1 or abs(angle - 3.14159) < 0.1 or abs(angle - 6.28318) < 0.1
+            if rotation:
+                x0, y0 = _rotate(x0, y0, w, h, rotation)
+                x1, y1 = _rotate(x1, y1, w, h, rotation)
+                x0, x1 = sorted((x0, x1))
+                y0, y1 = sorted((y0, y1))
+                upright = not upright if rotation in (90, 270) else upright
+            # pdfium reports the nominal size (1 for text scaled by its matrix); the loose box
+            # height is the size as drawn.
+            size = max(raw.FPDFText_GetFontSize(tp, k), 0.8 * (y1 - y0), 1.0)
+            glyphs.append(Glyph(chr(code), x0, y0, x1, y1, size, font, upright))
+        return glyphs
+    finally:
+        textpage.close()
+
+
+def _rotate(x: float, y: float, w: float, h: float, rotation: int) -> tuple[float, float]:
+    """Top-left coordinates on the unrotated page → on the page as displayed (clockwise)."""
+    if rotation == 90:
+        return h - y, x
+    if rotation == 180:
+        return w - x, h - y
+    return y, w - x
+
+
+def render_page(
+    pdfium_page: Any, page: Page, settings: ParseSettings, builder: DocumentBuilder
+) -> tuple[Any, float]:
+    scale = _scale(page, settings)
+    try:
+        image = pdfium_page.render(scale=scale).to_pil().convert("RGB")
+    except Exception as exc:
+        builder.warn(f"page {page.index + 1}: render failed ({exc})")
+        return None, scale
+    asset = builder.add_asset("page", "image/png", _png(image), image.width, image.height)
+    builder.set_page_image(page.index, asset)
+    return image, scale
+
+
+def _scale(page: Page, settings: ParseSettings) -> float:
+    scale = settings.render_dpi / 72.0
+    pixels = page.width * page.height * scale * scale
+    if pixels > settings.max_render_pixels:
+        scale *= (settings.max_render_pixels / pixels) ** 0.5
+        # pdfium rounds the bitmap size up; keep the rounded size within the limit too.
+        while math.ceil(page.width * scale) * math.ceil(page.height * scale) > (
+            settings.max_render_pixels
+        ):
+            scale *= 0.995
+    return scale
+
+
+def _png(image: Any) -> bytes:
+    out = io.BytesIO()
+    image.save(out, format="PNG", compress_level=1)
+    return out.getvalue()
+
+
+def crop_asset(
+    pdfium_page: Any,
+    page: Page,
+    box: tuple[float, float, float, float],
+    render: Any,
+    scale: float,
+    settings: ParseSettings,
+    builder: DocumentBuilder,
+) -> str | None:
+    """PNG crop of ``box`` (frame coordinates) from the page render, or a render of just it."""
+    x0, top, x1, bottom = (
+        max(0.0, box[0]),
+        max(0.0, box[1]),
+        min(page.width, box[2]),
+        min(page.height, box[3]),
+    )
+    if x1 - x0 < 1 or bottom - top < 1:
+        return None
+    try:
+        if render is not None:
+            image = render.crop(
+                (
+                    int(x0 * scale),
+                    int(top * scale),
+                    int(x1 * scale + 0.999),
+                    int(bottom * scale + 0.999),
+                )
+            )
+        else:
+            # pypdfium2 applies the crop margins after rotation, i.e. in our frame.
+            margins = (x0, page.height - bottom, page.width - x1, top)
+            image = pdfium_page.render(scale=_scale(page, settings), crop=margins).to_pil()
+            image = image.convert("RGB")
+    except Exception as exc:
+        builder.warn(f"page {page.index + 1}: crop failed ({exc})")
+        return None
+    return builder.add_asset("crop", "image/png", _png(image), image.width, image.height)

@@ -1,0 +1,56 @@
+"""The parser's working state for one page, and the atoms (tables, figures) placed on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from docsight.document.model import BBox, ElementKind
+from docsight.parsers.pdf.layout import Line
+from docsight.parsers.pdf.reading import Block
+
+#: A box as ``(x0, top, x1, bottom)`` in PDF points, top-left origin.
+Rect = tuple[float, float, float, float]
+
+
+@dataclass
+class Atom:
+    """A table or figure placed in the reading order like a line."""
+
+    kind: ElementKind
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    text: str = ""
+    markdown: str | None = None
+    image_id: str | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+    #: Whether the words inside belong to the atom (cells, labels) rather than the text flow.
+    absorbs: bool = True
+    #: The lines a figure took over as labels (returned to the flow if it proves decoration).
+    lines: list[Line] = field(default_factory=list)
+
+
+@dataclass
+class Page:
+    """One page as the three passes see it: lines, atoms, then ordered units and furniture."""
+
+    index: int
+    width: float
+    height: float
+    #: Offset of the visible frame (crop box) in the glyph coordinate system.
+    origin: tuple[float, float] = (0.0, 0.0)
+    lines: list[Line] = field(default_factory=list)
+    atoms: list[Atom] = field(default_factory=list)
+    units: list[Block | Atom] = field(default_factory=list)
+    furniture: dict[int, str] = field(default_factory=dict)
+
+    def bbox(self, x0: float, top: float, x1: float, bottom: float) -> BBox:
+        ox, oy = self.origin
+        return BBox.from_absolute(x0 - ox, top - oy, x1 - ox, bottom - oy, self.width, self.height)
+
+
+def intersects(a: Rect, b: Rect) -> bool:
+    """Whether two boxes overlap with positive area."""
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]

@@ -1,0 +1,293 @@
+"""The PDF parser: opening and validation, document-level reads and the three passes.
+
+pypdfium2 opens and validates the file (so encryption and corruption are reported before anything
+else runs), counts pages, reads the outline and metadata, and renders pages and crops. pdfplumber
+supplies glyphs, vector objects and embedded images, and finds ruled tables.
+
+The parse runs in three passes: extraction per page (renders, tables, figures, lines), document
+statistics (decoration, running headers and footers, reading order and blocks, then body font
+size, heading levels and outline matching in :mod:`~docsight.parsers.pdf.roles`), and emission in
+reading order through the :class:`DocumentBuilder` (:mod:`~docsight.parsers.pdf.emit`).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from docsight.document.builder import DocumentBuilder
+from docsight.document.model import ParsedDocument
+from docsight.document.tables import normalize_rows
+from docsight.errors import (
+    DocsightError,
+    EncryptedDocumentError,
+    LimitExceededError,
+    ParseError,
+)
+from docsight.parsers.base import SourceFile
+from docsight.parsers.pdf.emit import emit
+from docsight.parsers.pdf.extract import (
+    MAX_VECTOR_OBJECTS,
+    Objects,
+    crop_asset,
+    pdfium_glyphs,
+    render_page,
+    vector_objects,
+)
+from docsight.parsers.pdf.figures import add_figures, drop_decoration
+from docsight.parsers.pdf.furniture import find_furniture
+from docsight.parsers.pdf.layout import Line, Word, group_lines, inside, words_from_glyphs
+from docsight.parsers.pdf.page import Atom, Page, Rect
+from docsight.parsers.pdf.reading import group_blocks, merge_row_segments, reading_order
+from docsight.parsers.pdf.roles import assign_roles
+from docsight.parsers.pdf.tables import find_tables, table_atom
+from docsight.parsers.textutil import clean_text, squash_spaces
+from docsight.settings import ParseSettings
+
+_FPDF_ERR_PASSWORD = 4
+_FPDF_ERR_SECURITY = 6
+_TITLE_JUNK = re.compile(
+    r"^(?:untitled|microsoft word|document\d*|slide \d+)|\.(?:docx?|pdf|indd|pptx?|qxd)$", re.I
+)
+#: Values PDF producers write when they know nothing (reportlab's defaults among them).
+_PLACEHOLDERS = {"unspecified", "anonymous", "unknown", "untitled", "none", "n/a", "-"}
+_DATE = re.compile(r"^D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?")
+
+
+class PdfParser:
+    name = "pdf"
+    version = "2"  # 2: figure labels as text, the shared caption rule
+
+    def parse(self, source: SourceFile, settings: ParseSettings) -> ParsedDocument:
+        import pypdfium2 as pdfium
+
+        if len(source.data) > settings.max_file_mb * 1024 * 1024:
+            raise LimitExceededError(source.path, f"larger than {settings.max_file_mb:g} MB")
+        try:
+            doc = pdfium.PdfDocument(source.data)
+        except pdfium.PdfiumError as exc:
+            code = getattr(exc, "err_code", None)
+            if code == _FPDF_ERR_PASSWORD:
+                raise EncryptedDocumentError(source.path, "password protected") from exc
+            if code == _FPDF_ERR_SECURITY:
+                raise EncryptedDocumentError(source.path, "unsupported encryption") from exc
+            raise ParseError(source.path, f"not a readable PDF ({exc})") from exc
+        try:
+            return self._parse(doc, source, settings)
+        except DocsightError:
+            raise
+        except Exception as exc:  # the contract: name the file, never leak a library error
+            raise ParseError(source.path, f"PDF could not be parsed ({exc})") from exc
+        finally:
+            doc.close()
+
+    def _parse(self, doc: Any, source: SourceFile, settings: ParseSettings) -> ParsedDocument:
+        n_pages = len(doc)
+        if n_pages < 1:
+            raise ParseError(source.path, "the PDF has no pages")
+        if n_pages > settings.max_pages:
+            raise LimitExceededError(
+                source.path, f"{n_pages} pages, more than the limit of {settings.max_pages}"
+            )
+        builder = source.builder(f"{self.name}/{self.version}")
+        metadata, meta_title = _metadata(doc)
+        outline = _outline(doc, builder)
+        plumber = _open_plumber(source.data, builder)
+        pages: list[Page] = []
+        try:
+            for i in range(n_pages):
+                pages.append(_extract_page(doc, plumber, i, settings, builder))
+        finally:
+            if plumber is not None:
+                plumber.close()
+        _layout(pages)
+        emit(pages, assign_roles(pages, outline, meta_title), builder)
+        # Without a credible metadata title the builder uses the TITLE element.
+        return builder.build(title=meta_title, metadata=metadata)
+
+
+# --- document-level reads ------------------------------------------------------------------------
+
+
+def _metadata(doc: Any) -> tuple[dict[str, str], str | None]:
+    try:
+        raw = doc.get_metadata_dict()
+    except Exception:  # metadata is optional; a broken Info dictionary must not fail the parse
+        return {}, None
+    names = {
+        "Author": "author",
+        "Subject": "subject",
+        "Keywords": "keywords",
+        "Creator": "creator",
+        "Producer": "producer",
+        "CreationDate": "created",
+        "ModDate": "modified",
+    }
+    meta: dict[str, str] = {}
+    for key, name in names.items():
+        value = squash_spaces(clean_text(str(raw.get(key) or "")))
+        if value and value.lower() not in _PLACEHOLDERS:
+            meta[name] = _pdf_date(value) if key.endswith("Date") else value
+    title = squash_spaces(clean_text(str(raw.get("Title") or ""))).strip(" -–—|:")
+    return meta, title if _looks_like_title(title) else None
+
+
+def _pdf_date(value: str) -> str:
+    m = _DATE.match(value)
+    if not m:
+        return value
+    y, mo, d, h, mi, s = (g or "" for g in m.groups())
+    out = "-".join(p for p in (y, mo, d) if p)
+    return out + (f"T{h}:{mi or '00'}:{s or '00'}" if h else "")
+
+
+def _looks_like_title(title: str) -> bool:
+    if not 3 <= len(title) <= 250 or _TITLE_JUNK.search(title):
+        return False
+    letters = sum(c.isalpha() for c in title)
+    return letters >= 3 and letters >= 0.5 * len(title.replace(" ", ""))
+
+
+def _outline(doc: Any, builder: DocumentBuilder) -> list[tuple[int, str, int]]:
+    """Outline entries as ``(depth, title, page index)``; entries without a target are dropped."""
+    entries: list[tuple[int, str, int]] = []
+    try:
+        for bm in doc.get_toc(max_depth=8):
+            dest = bm.get_dest()
+            page = dest.get_index() if dest is not None else None
+            title = squash_spaces(clean_text(bm.get_title() or ""))
+            if page is not None and title:
+                entries.append((bm.level, title, page))
+    except Exception as exc:  # a cyclic or broken outline only costs us the section hints
+        builder.warn(f"outline unreadable: {exc}")
+    return entries
+
+
+def _open_plumber(data: bytes, builder: DocumentBuilder) -> Any:
+    import pdfplumber
+
+    try:
+        pdf = pdfplumber.open(io.BytesIO(data))
+        _ = len(pdf.pages)
+        return pdf
+    except Exception as exc:  # pdfium could open it, so its text layer is the fallback
+        builder.warn(f"pdfplumber could not read the file ({exc}); using pdfium text only")
+        return None
+
+
+# --- pass 1: extraction per page -----------------------------------------------------------------
+
+
+def _extract_page(
+    doc: Any, plumber: Any, i: int, settings: ParseSettings, builder: DocumentBuilder
+) -> Page:
+    pdfium_page = doc[i]
+    try:
+        w, h = pdfium_page.get_size()
+        page = Page(i, float(w), float(h))
+        plumber_page = None
+        if (
+            plumber is not None
+            and i < len(plumber.pages)
+            and vector_objects(pdfium_page) <= MAX_VECTOR_OBJECTS
+        ):
+            plumber_page = plumber.pages[i]
+            x0, top, x1, bottom = plumber_page.cropbox
+            page = Page(i, float(x1 - x0), float(bottom - top), origin=(x0, top))
+        builder.add_page(page.width, page.height)
+        render, scale = None, 1.0
+        if settings.render_pages:
+            render, scale = render_page(pdfium_page, page, settings, builder)
+        objects = None
+        if plumber_page is not None:
+            try:
+                objects = Objects.read(plumber_page)
+            except Exception as exc:
+                builder.warn(f"page {i + 1}: pdfplumber failed ({exc}); using pdfium text")
+                plumber_page.close()
+                plumber_page = None
+        glyphs = objects.glyphs if objects is not None else pdfium_glyphs(pdfium_page, page)
+        builder.update_page(i, text_chars=sum(1 for g in glyphs if not g.text.isspace()))
+        ox, oy = page.origin
+        # Content outside the crop box is invisible in every viewer.
+        words = [
+            w
+            for w in words_from_glyphs(glyphs)
+            if inside(w, (ox, oy, ox + page.width, oy + page.height), 0.0)
+        ]
+        if plumber_page is not None and objects is not None:
+            try:
+                _find_atoms(
+                    plumber_page,
+                    objects,
+                    page,
+                    words,
+                    settings,
+                    builder,
+                    pdfium_page,
+                    render,
+                    scale,
+                )
+            except Exception as exc:
+                builder.warn(f"page {i + 1}: table/figure detection failed ({exc})")
+            finally:
+                plumber_page.close()
+        taken = [(a.x0, a.top, a.x1, a.bottom) for a in page.atoms if a.absorbs]
+        page.lines = group_lines([w for w in words if not any(inside(w, t) for t in taken)])
+        return page
+    except Exception as exc:
+        builder.warn(f"page {i + 1}: could not be parsed ({exc})")
+        if len(builder.pages) <= i:
+            builder.add_page()
+        return Page(i, builder.pages[i].width or 1.0, builder.pages[i].height or 1.0)
+    finally:
+        pdfium_page.close()
+
+
+def _find_atoms(
+    plumber_page: Any,
+    objects: Objects,
+    page: Page,
+    words: list[Word],
+    settings: ParseSettings,
+    builder: DocumentBuilder,
+    pdfium_page: Any,
+    render: Any,
+    scale: float,
+) -> None:
+    ox, oy = page.origin
+
+    def crop(box: Rect) -> str | None:
+        frame_box = (box[0] - ox, box[1] - oy, box[2] - ox, box[3] - oy)
+        return crop_asset(pdfium_page, page, frame_box, render, scale, settings, builder)
+
+    # Tables are located even when not extracted, so their rules never pass for a chart.
+    tables = find_tables(plumber_page, objects, page, words)
+    if settings.extract_tables:
+        for box, rows in tables:
+            page.atoms.append(table_atom(box, normalize_rows(rows), crop(box)))
+    if settings.extract_figures:
+        add_figures(objects, page, words, [box for box, _ in tables], settings, crop)
+
+
+# --- pass 2: layout and document statistics ------------------------------------------------------
+
+
+def _layout(pages: list[Page]) -> None:
+    drop_decoration(pages)
+    marks = find_furniture([p.lines for p in pages], [(p.origin[1], p.height) for p in pages])
+    for page, furniture in zip(pages, marks, strict=True):
+        page.furniture = furniture
+        body = [ln for k, ln in enumerate(page.lines) if k not in furniture]
+        items: list[Line | Atom] = [*body, *page.atoms]
+        ordered = reading_order(items, page.width)
+        run: list[tuple[Line, int]] = []
+        for item, col in ordered:
+            if isinstance(item, Line):
+                run.append((item, col))
+                continue
+            page.units.extend(group_blocks(merge_row_segments(run)))
+            run = []
+            page.units.append(item)
+        page.units.extend(group_blocks(merge_row_segments(run)))

@@ -1,0 +1,1 @@
+"""Query analysis: what a question says beyond its words (page references, ...)."""

@@ -175,3 +175,21 @@ def test_vector_index_is_built_for_large_collections(tmp_path: Path) -> None:
     found = ds.store.vector_search(ds.encoder().encode_documents([target.text])[0], 5)
     assert found[0].chunk_id == target.id and found[0].score > 0.95
     assert "Q0123" in ds.search("Q0123", k=1)[0].text
+
+
+def test_new_chunker_version_rebuilds_what_it_changed(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from docsight.ingest.chunking import ElementChunker
+
+    ds = DocSight(tmp_path / "col")
+    ds.ingest([corpus])
+    before = {d.name: d for d in ds.documents()}
+    assert before["guide.md"].chunker == f"element/{ElementChunker.version}"
+    monkeypatch.setattr(ElementChunker, "version", "999")
+    report = DocSight(tmp_path / "col").ingest([corpus])
+    assert report.counts()["added"] == 2  # same bytes, re-chunked
+    after = {d.name: d for d in ds.documents()}
+    assert after["guide.md"].id == before["guide.md"].id
+    assert after["guide.md"].chunker == "element/999"
+    assert len(ds.store.document_chunks(after["guide.md"].id)) == before["guide.md"].chunks

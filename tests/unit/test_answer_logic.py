@@ -71,3 +71,21 @@ def test_candidates_skip_questions_and_fragments() -> None:
     text = "## Warranty terms\nHow long is the warranty? The warranty lasts two years. Ok."
     pool = candidates([_source(1, text)])
     assert [c.text for c in pool] == ["The warranty lasts two years."]
+
+
+def test_announcing_sentence_is_quoted_with_its_list() -> None:
+    text = (
+        "Widgets are sold through three channels, listed below.\n"
+        "- Direct sales\n- Online orders through the shop\n- Resellers\n"
+        "The totals are computed monthly."
+    )
+    pool = candidates([_source(1, text)])
+    intro = pool[0]
+    assert intro.quote == (
+        "Widgets are sold through three channels, listed below. "
+        "Direct sales; Online orders through the shop; Resellers"
+    )
+    assert [c.text for c in pool[1:]] == [
+        "Online orders through the shop",
+        "The totals are computed monthly.",
+    ]

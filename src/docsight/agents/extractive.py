@@ -8,6 +8,7 @@ marked ``mode="extractive"`` so nobody mistakes it for a generated answer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -25,11 +26,26 @@ _MIN_WORDS = 3
 _KEEP_RATIO = 0.8
 
 
+# A sentence that announces a list ("... listed below.", "... as follows:") is quoted together
+# with the list items that follow it, since that is where the answer is.
+_ANNOUNCES = re.compile(r"(?::|\b(?:below|following|as follows|these|include)\.?)\s*$", re.I)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•▪◦‣]|\d{1,3}[.)])\s+")
+_CONTINUATION = 8
+
+
 @dataclass(frozen=True)
 class Candidate:
     source: Source
     position: int
     text: str
+    #: Lines an announcing sentence introduces, quoted along with it.
+    continuation: tuple[str, ...] = ()
+
+    @property
+    def quote(self) -> str:
+        if not self.continuation:
+            return self.text
+        return f"{self.text} " + "; ".join(self.continuation)
 
 
 def table_rows(markdown: str) -> tuple[list[str], list[str]]:
@@ -67,13 +83,24 @@ def candidates(sources: Sequence[Source]) -> list[Candidate]:
             pieces.extend(rows)
         else:
             for line in source.text.splitlines():
-                if not line.lstrip().startswith("#"):  # headings name topics, they answer nothing
+                if line.lstrip().startswith(("#", "```")):
+                    continue  # headings name topics and fences frame code: neither answers
+                if _LIST_ITEM.match(line):
+                    pieces.append(line.strip())  # one item, marker kept to recognise it below
+                else:
                     pieces.extend(split_sentences(line))
         for position, piece in enumerate(pieces):
-            if piece.rstrip().endswith("?"):
+            text = _LIST_ITEM.sub("", piece)
+            if text.rstrip().endswith("?"):
                 continue  # a question in the source (an FAQ, a heading) never answers one
-            if len(piece.split()) >= _MIN_WORDS or any(ch.isdigit() for ch in piece):
-                out.append(Candidate(source, position, piece))
+            if len(text.split()) >= _MIN_WORDS or any(ch.isdigit() for ch in text):
+                following: list[str] = []
+                if _ANNOUNCES.search(piece):
+                    for nxt in pieces[position + 1 : position + 1 + _CONTINUATION]:
+                        if not _LIST_ITEM.match(nxt):
+                            break
+                        following.append(_LIST_ITEM.sub("", nxt))
+                out.append(Candidate(source, position, text, tuple(following)))
         if len(out) >= _MAX_CANDIDATES:
             break
     return out[:_MAX_CANDIDATES]
@@ -129,8 +156,8 @@ class ExtractiveAnswerer:
         citations: dict[int, Citation] = {}
         for i in chosen:
             cand = pool[i]
-            parts.append(f"{cand.text} [{cand.source.n}]")
-            citations.setdefault(cand.source.n, Citation.from_source(cand.source, quote=cand.text))
+            parts.append(f"{cand.quote} [{cand.source.n}]")
+            citations.setdefault(cand.source.n, Citation.from_source(cand.source, quote=cand.quote))
         return base.model_copy(
             update={
                 "answer": " ".join(parts),

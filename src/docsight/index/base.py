@@ -29,6 +29,8 @@ class DocumentInfo(BaseModel):
     elements: int
     chunks: int
     parser: str
+    #: The chunker ("strategy/version") that produced the document's chunks.
+    chunker: str
     ingested_at: datetime
     schema_version: int
 
@@ -95,7 +97,7 @@ class Store(Protocol):
     def committed_ids(self) -> frozenset[str]: ...
 
     def put_document(
-        self, parsed: ParsedDocument, chunks: Sequence[Chunk], vectors: np.ndarray
+        self, parsed: ParsedDocument, chunks: Sequence[Chunk], vectors: np.ndarray, chunker: str
     ) -> DocumentInfo: ...
 
     def delete_document(self, doc_id: str) -> None: ...

@@ -197,6 +197,7 @@ class LanceStore:
             elements=row["elements"],
             chunks=row["chunks"],
             parser=row["parser"],
+            chunker=row["chunker"],
             ingested_at=row["ingested_at"],
             schema_version=row["schema_version"],
         )
@@ -227,7 +228,7 @@ class LanceStore:
         )
 
     def put_document(
-        self, parsed: ParsedDocument, chunks: Sequence[Chunk], vectors: np.ndarray
+        self, parsed: ParsedDocument, chunks: Sequence[Chunk], vectors: np.ndarray, chunker: str
     ) -> DocumentInfo:
         doc = parsed.document
         dim = self._dim()
@@ -242,7 +243,7 @@ class LanceStore:
             self._upsert("elements", S.element_rows(doc), S.ELEMENTS)
             if chunks:
                 self._upsert("chunks", S.chunk_table(chunks, vectors, dim), S.chunks_schema(dim))
-            self._upsert("documents", [S.document_row(parsed, len(chunks))], S.DOCUMENTS)
+            self._upsert("documents", [S.document_row(parsed, len(chunks), chunker)], S.DOCUMENTS)
             self._ensure_text_index()
         info = self.has_document(doc.id)
         if info is None:  # pragma: no cover - the row was just committed

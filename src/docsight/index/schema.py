@@ -35,6 +35,7 @@ DOCUMENTS = pa.schema(
         pa.field("elements", pa.int32()),
         pa.field("chunks", pa.int32()),
         pa.field("parser", pa.string()),
+        pa.field("chunker", pa.string()),
         pa.field("status", pa.string()),
         pa.field("ingested_at", pa.timestamp("us", tz="UTC")),
         pa.field("schema_version", pa.int32()),
@@ -127,7 +128,9 @@ def _bbox_back(value: Sequence[float] | None) -> BBox | None:
     return BBox(x0=x0, y0=y0, x1=max(x0, x1), y1=max(y0, y1))
 
 
-def document_row(parsed: ParsedDocument, n_chunks: int, status: str = "done") -> dict[str, Any]:
+def document_row(
+    parsed: ParsedDocument, n_chunks: int, chunker: str, status: str = "done"
+) -> dict[str, Any]:
     doc = parsed.document
     return {
         "id": doc.id,
@@ -141,6 +144,7 @@ def document_row(parsed: ParsedDocument, n_chunks: int, status: str = "done") ->
         "elements": len(doc.elements),
         "chunks": n_chunks,
         "parser": doc.parser,
+        "chunker": chunker,
         "status": status,
         "ingested_at": datetime.now(UTC),
         "schema_version": doc.schema_version,

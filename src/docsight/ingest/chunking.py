@@ -26,9 +26,12 @@ class Chunker(Protocol):
 
     Contract: deterministic (same document and settings, same chunk ids); every chunk's
     ``element_ids`` and ``pages`` point into the document; page furniture is never included.
+    ``version`` changes whenever the output for the same document changes, so collections
+    re-chunk what they hold.
     """
 
     strategy: str
+    version: str
 
     def chunk(self, document: Document) -> list[Chunk]: ...
 
@@ -147,6 +150,7 @@ def _units(elements: Iterable[Element]) -> list[list[Element]]:
 
 class ElementChunker:
     strategy = "element"
+    version = "2"  # 2: Markdown headings and lists in bodies, common-ancestor section paths
 
     def __init__(self, settings: ChunkSettings | None = None) -> None:
         self.settings = settings or ChunkSettings()
@@ -207,7 +211,9 @@ class ElementChunker:
                     drafts.append(draft)
                 continue
 
-            text = head.markdown if head.kind == ElementKind.CODE and head.markdown else head.text
+            # Lists and code keep their Markdown: bullets and indentation carry meaning.
+            markdown_kinds = (ElementKind.CODE, ElementKind.LIST)
+            text = head.markdown if head.kind in markdown_kinds and head.markdown else head.text
             text = text.strip()
             if not text:
                 continue
@@ -218,7 +224,7 @@ class ElementChunker:
                     current.page = head.page  # headings at a page bottom lead the next page
             pieces = (
                 split_long_text(text, s.max_words)
-                if word_count(text) > s.max_words and head.kind != ElementKind.CODE
+                if word_count(text) > s.max_words and head.kind not in markdown_kinds
                 else [text]
             )
             for piece in pieces:

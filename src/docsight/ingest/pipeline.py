@@ -146,9 +146,10 @@ class IngestPipeline:
         outcome.doc_id = source.doc_id
         parser = parser_for(source.media_type, path)
         parser_id = f"{parser.name}/{parser.version}"
+        chunker_id = f"{self.chunker.strategy}/{self.chunker.version}"
 
         existing = self.store.has_document(source.doc_id)
-        if existing is not None and existing.parser == parser_id:
+        if existing is not None and (existing.parser, existing.chunker) == (parser_id, chunker_id):
             outcome.status = "skipped"
             outcome.reason = (
                 "unchanged"
@@ -179,9 +180,9 @@ class IngestPipeline:
         emit("store")
         with clock("store"):
             if existing is not None:
-                # Same bytes, new parser version: the old rows have other ids, so replace them.
+                # Same bytes, new parser or chunker: the old rows have other ids; replace them.
                 self.store.delete_document(existing.id)
-            info = self.store.put_document(parsed, chunks, vectors)
+            info = self.store.put_document(parsed, chunks, vectors, chunker_id)
             for old in self.store.documents_by_source(str(source.path)):
                 if old.id != info.id:
                     self.store.delete_document(old.id)

@@ -133,9 +133,14 @@ def _emit_list(page: Page, blocks: list[Block], builder: DocumentBuilder) -> Non
         page=page.index,
         bbox=page.bbox(*box),
         font=_font(blocks[0]),
-        markdown="\n".join(f"{m} {t}" for m, t in items),
+        markdown="\n".join(f"{_markdown_marker(m)} {t}" for m, t in items),
         attrs={"items": len(items)},
     )
+
+
+def _markdown_marker(marker: str) -> str:
+    """Enumerators ("3.", "b)") stay; bullet glyphs of any shape become Markdown's "-"."""
+    return marker if marker[:1].isalnum() else "-"
 
 
 def _emit_atom(

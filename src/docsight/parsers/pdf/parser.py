@@ -57,7 +57,7 @@ _DATE = re.compile(r"^D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?")
 
 class PdfParser:
     name = "pdf"
-    version = "2"  # 2: figure labels as text, the shared caption rule
+    version = "3"  # 2: figure labels as text, the shared caption rule; 3: Markdown lists
 
     def parse(self, source: SourceFile, settings: ParseSettings) -> ParsedDocument:
         import pypdfium2 as pdfium

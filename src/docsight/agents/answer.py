@@ -2,45 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from docsight.document.model import BBox
-from docsight.retrieval.hit import Hit
+from docsight.retrieval.hit import Hit, Location
 
 NOT_ANSWERABLE = "Not answerable"
 
 
-class Source(BaseModel):
+class Source(Location):
     """A numbered piece of evidence shown to the answerer."""
 
     n: int = Field(ge=1)
-    doc_id: str
-    doc_name: str
-    page: int
-    bbox: BBox | None = None
-    section_path: list[str] = Field(default_factory=list)
-    #: Empty for a page without text (cited as a whole page).
-    chunk_id: str | None = None
-    element_ids: list[str] = Field(default_factory=list)
     kind: str = "text"
     text: str
 
     @classmethod
     def from_hit(cls, n: int, hit: Hit) -> Source:
-        return cls(
-            n=n,
-            doc_id=hit.doc_id,
-            doc_name=hit.doc_name,
-            page=hit.page,
-            bbox=hit.bbox,
-            section_path=hit.section_path,
-            chunk_id=hit.chunk_id,
-            element_ids=hit.element_ids,
-            kind=hit.kind,
-            text=hit.text,
-        )
+        return cls(n=n, kind=hit.kind, text=hit.text, **hit.location())
 
     def label(self) -> str:
         where = f"{self.doc_name}, page {self.page + 1}"
@@ -49,35 +30,19 @@ class Source(BaseModel):
         return where
 
 
-class Citation(BaseModel):
-    """A source the answer relies on; ``n`` matches the ``[n]`` marker in the answer text."""
+class Citation(Location):
+    """A source the answer relies on; ``n`` matches the ``[n]`` marker in the answer text.
+
+    ``page`` is 0-based and ``bbox`` is normalised with a top-left origin.
+    """
 
     n: int = Field(ge=1)
-    doc_id: str
-    doc_name: str
-    #: 0-based page, and the region on it (normalised, top-left origin).
-    page: int
-    bbox: BBox | None = None
-    section_path: list[str] = Field(default_factory=list)
-    #: Empty for a page without text (cited as a whole page).
-    chunk_id: str | None = None
-    element_ids: list[str] = Field(default_factory=list)
     #: The sentence or row quoted, for extractive answers.
     quote: str | None = None
 
     @classmethod
     def from_source(cls, source: Source, quote: str | None = None) -> Citation:
-        return cls(
-            n=source.n,
-            doc_id=source.doc_id,
-            doc_name=source.doc_name,
-            page=source.page,
-            bbox=source.bbox,
-            section_path=source.section_path,
-            chunk_id=source.chunk_id,
-            element_ids=source.element_ids,
-            quote=quote,
-        )
+        return cls(n=source.n, quote=quote, **source.location())
 
 
 class Answer(BaseModel):
@@ -96,3 +61,23 @@ class Answer(BaseModel):
     evidence: float = 0.0
     model: str | None = None
     warnings: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def not_answerable(
+        cls,
+        question: str,
+        mode: Literal["llm", "extractive"],
+        sources: Sequence[Source],
+        evidence: float,
+        model: str | None = None,
+    ) -> Answer:
+        """The refusal every answerer starts from and returns when the evidence falls short."""
+        return cls(
+            question=question,
+            answer=NOT_ANSWERABLE,
+            answerable=False,
+            mode=mode,
+            sources=list(sources),
+            evidence=round(evidence, 4),
+            model=model,
+        )

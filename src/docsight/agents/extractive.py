@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from docsight.agents.answer import NOT_ANSWERABLE, Answer, Citation, Source
+from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence, content_terms, idf_weights
 from docsight.encoders.base import Encoder
 from docsight.ingest.chunking import split_sentences
@@ -114,14 +114,7 @@ class ExtractiveAnswerer:
         self.settings = settings
 
     def answer(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Answer:
-        base = Answer(
-            question=question,
-            answer=NOT_ANSWERABLE,
-            answerable=False,
-            mode="extractive",
-            sources=list(sources),
-            evidence=round(evidence.score, 4),
-        )
+        base = Answer.not_answerable(question, "extractive", sources, evidence.score)
         pool = candidates(sources)
         if not pool or evidence.score < self.settings.min_evidence:
             return base

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from docsight.agents.answer import NOT_ANSWERABLE, Answer, Citation, Source
+from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence
 from docsight.llm.base import ChatModel
 from docsight.settings import AnswerSettings
@@ -93,15 +93,7 @@ class LLMAnswerer:
         self.settings = settings
 
     def answer(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Answer:
-        base = Answer(
-            question=question,
-            answer=NOT_ANSWERABLE,
-            answerable=False,
-            mode="llm",
-            sources=list(sources),
-            evidence=round(evidence.score, 4),
-            model=self.chat.model,
-        )
+        base = Answer.not_answerable(question, "llm", sources, evidence.score, self.chat.model)
         if not sources or evidence.score < self.settings.min_evidence:
             return base
         messages = build_messages(question, sources, self.settings.max_source_chars)

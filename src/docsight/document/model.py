@@ -93,9 +93,6 @@ class BBox(BaseModel):
             y1=max(self.y1, other.y1),
         )
 
-    def to_absolute(self, width: float, height: float) -> tuple[float, float, float, float]:
-        return (self.x0 * width, self.y0 * height, self.x1 * width, self.y1 * height)
-
 
 class Font(BaseModel):
     model_config = ConfigDict(frozen=True)

@@ -185,22 +185,8 @@ class LanceStore:
 
     @staticmethod
     def _info(row: dict[str, Any]) -> DocumentInfo:
-        return DocumentInfo(
-            id=row["id"],
-            name=row["name"],
-            source=row["source"],
-            media_type=row["media_type"],
-            sha256=row["sha256"],
-            size_bytes=row["size_bytes"],
-            title=row["title"],
-            pages=row["pages"],
-            elements=row["elements"],
-            chunks=row["chunks"],
-            parser=row["parser"],
-            chunker=row["chunker"],
-            ingested_at=row["ingested_at"],
-            schema_version=row["schema_version"],
-        )
+        # The documents table's columns are named after DocumentInfo's fields.
+        return DocumentInfo.model_validate(row)
 
     def has_document(self, doc_id: str) -> DocumentInfo | None:
         rows = self._document_rows(f"id = {_quote(doc_id)}")
@@ -340,10 +326,6 @@ class LanceStore:
 
     def document_chunks(self, doc_id: str) -> list[Chunk]:
         rows = self._chunk_rows(f"doc_id = {_quote(doc_id)}")
-        return sorted((S.chunk_from_row(r) for r in rows), key=lambda c: c.order)
-
-    def page_chunks(self, doc_id: str, page: int) -> list[Chunk]:
-        rows = self._chunk_rows(f"doc_id = {_quote(doc_id)} AND page = {int(page)}")
         return sorted((S.chunk_from_row(r) for r in rows), key=lambda c: c.order)
 
     def _ensure_text_index(self) -> None:

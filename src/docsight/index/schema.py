@@ -270,19 +270,6 @@ def chunk_table(chunks: Sequence[Chunk], vectors: np.ndarray, dim: int) -> pa.Ta
 
 
 def chunk_from_row(row: dict[str, Any]) -> Chunk:
-    return Chunk(
-        id=row["id"],
-        doc_id=row["doc_id"],
-        doc_name=row["doc_name"],
-        text=row["text"],
-        body=row["body"],
-        kind=row["kind"],
-        strategy=row["strategy"],
-        section_path=list(row["section_path"] or []),
-        element_ids=list(row["element_ids"] or []),
-        pages=list(row["pages"] or []),
-        page=row["page"],
-        bbox=_bbox_back(row["bbox"]),
-        order=row["order"],
-        n_words=row["n_words"] or 0,
-    )
+    # Columns are named after Chunk's fields; only the box and absent lists need converting.
+    values = {k: v for k, v in row.items() if k in Chunk.model_fields and v is not None}
+    return Chunk.model_validate({**values, "bbox": _bbox_back(row.get("bbox"))})

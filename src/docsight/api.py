@@ -154,8 +154,9 @@ class DocSight:
             return []
         return self.store.list_documents()
 
-    def resolve(self, ref: str) -> DocumentInfo:
-        docs = self.documents()
+    def resolve(self, ref: str, docs: Sequence[DocumentInfo] | None = None) -> DocumentInfo:
+        """The document a name, path, id or unique id prefix refers to."""
+        docs = self.documents() if docs is None else docs
         for match in (
             lambda d: d.id == ref,
             lambda d: d.name == ref,
@@ -203,7 +204,10 @@ class DocSight:
         self._require_collection()
         if "dense" in self.settings.retrieval.channels:
             self._check_encoder()
-        doc_ids = [self.resolve(n).id for n in doc_names] if doc_names else None
+        doc_ids = None
+        if doc_names:
+            docs = self.documents()  # read once, however many names there are
+            doc_ids = [self.resolve(name, docs).id for name in doc_names]
         retrievers = create_retrievers(self.settings.retrieval.channels, self.store, self.encoder)
         searcher = HybridSearcher(self.store, retrievers, self.settings.retrieval)
         return searcher.search(query, k=k, doc_ids=doc_ids, unit=unit)

@@ -73,6 +73,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results")
     args = ap.parse_args()
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
+    logging.disable(logging.INFO)  # model packages that force their own INFO logging
     if not (args.data / "samples.json").is_file():
         print(f"MMLongBench dev data not found at {args.data}", file=sys.stderr)
         return 2

@@ -15,6 +15,8 @@ pytest_plugins = [
     "fixtures.pdf_fixtures",
     "fixtures.llm_fixtures",
     "fixtures.corpus_fixtures",
+    "fixtures.office_fixtures",
+    "fixtures.scan_fixtures",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

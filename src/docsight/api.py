@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from docsight.agents.answer import Answer, Source
+from docsight.agents.answer import Answer
 from docsight.document.model import Document
 from docsight.encoders.base import Encoder
 from docsight.errors import (
@@ -81,6 +81,16 @@ class DocSight:
             )
         return self._chat
 
+    def _vision(self) -> Any:
+        """The vision describer used at ingestion, when a VLM endpoint is configured."""
+        if not self.settings.vlm.enabled:
+            return None
+        from docsight.ingest.vlm import VisionDescriber
+        from docsight.llm.client import OpenAIChatClient
+
+        client = OpenAIChatClient(self.settings.vlm, self.path / "cache" / "llm.sqlite")
+        return VisionDescriber(client, self.settings.vlm)
+
     def _require_collection(self) -> None:
         if not self.store.exists:  # type: ignore[attr-defined]
             raise CollectionNotFoundError(
@@ -122,15 +132,24 @@ class DocSight:
         self, paths: Sequence[str | Path] | str | Path, progress: Any = None
     ) -> IngestReport:
         """Ingest files and directories; unchanged files are skipped without parsing."""
+        from docsight.cache import JsonCache
         from docsight.ingest.chunking import create_chunker
         from docsight.ingest.pipeline import IngestPipeline
+        from docsight.parsers.base import ParseContext
 
         if isinstance(paths, str | Path):
             paths = [paths]
         lock = self._locked()
         try:
             pipeline = IngestPipeline(
-                self.store, self.encoder, create_chunker(self.settings.chunk), self.settings
+                self.store,
+                self.encoder,
+                create_chunker(self.settings.chunk),
+                self.settings,
+                ParseContext(
+                    cache=JsonCache(self.path / "cache" / "artifacts.sqlite"),
+                    vlm=self._vision(),
+                ),
             )
             return pipeline.run(paths, progress)
         finally:
@@ -216,11 +235,12 @@ class DocSight:
         self, question: str, *, doc_names: Sequence[str] | None = None, k: int | None = None
     ) -> Answer:
         """Answer with numbered citations: by the LLM if one is configured, else extractively."""
+        from docsight.agents.context import assemble
         from docsight.agents.evidence import measure
         from docsight.agents.extractive import ExtractiveAnswerer
 
         hits = self.search(question, k=k or self.settings.answer.top_k, doc_names=doc_names)
-        sources = [Source.from_hit(i, hit) for i, hit in enumerate(hits, start=1)]
+        sources = assemble(hits, self.store)
         evidence = measure(question, [s.text for s in sources], self.encoder())
         chat = self.chat_model()
         if chat is not None:

@@ -8,6 +8,7 @@ Every tunable lives here, grouped by concern. Each group reads its own environme
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -55,6 +56,21 @@ class LLMSettings(BaseSettings):
         return bool(self.model)
 
 
+class VLMSettings(LLMSettings):
+    """A vision-capable OpenAI-compatible endpoint, used at ingestion to classify documents and
+    describe pictures and slides. Off unless ``DOCSIGHT_VLM_MODEL`` is set."""
+
+    model_config = _group("DOCSIGHT_VLM_")
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    max_tokens: int = Field(default=300, ge=1)
+    #: Pictures smaller than this share of their page are not worth a model call.
+    min_picture_area: float = Field(default=0.02, ge=0.0, le=1.0)
+    #: Most model calls per document (pictures and pages), so a long deck stays affordable.
+    max_calls_per_document: int = Field(default=60, ge=0)
+
+
 class EmbedSettings(BaseSettings):
     model_config = _group("DOCSIGHT_EMBED_")
 
@@ -83,6 +99,25 @@ class ParseSettings(BaseSettings):
     max_render_pixels: int = Field(default=4_000_000, ge=10_000)
     extract_tables: bool = True
     extract_figures: bool = True
+    #: OCR for pages and images without a usable text layer (needs the ``ocr`` extra):
+    #: ``auto`` OCRs pages whose text layer holds fewer than ``ocr_min_chars`` characters,
+    #: ``always`` every page, ``never`` none.
+    ocr: Literal["auto", "always", "never"] = "auto"
+    ocr_dpi: int = Field(default=200, ge=72, le=400)
+    ocr_min_chars: int = Field(default=20, ge=0)
+    #: Pictures without text of their own that cover at least this share of their page are read
+    #: by OCR too (a pasted chart, a screenshot).
+    ocr_picture_min_area: float = Field(default=0.05, ge=0.0, le=1.0)
+    #: Detect layout regions (titles, tables, figures, captions) on page images.
+    layout_model: bool = True
+    #: Images larger than this are refused as decompression bombs.
+    max_image_pixels: int = Field(default=80_000_000, ge=1_000_000)
+    #: Office files are ZIP archives: refuse ones that expand past these bounds before parsing.
+    max_zip_members: int = Field(default=10_000, ge=10)
+    max_unzipped_mb: float = Field(default=1024.0, gt=0)
+    max_zip_ratio: float = Field(default=200.0, gt=1)
+    #: Spreadsheet cells read per sheet; larger sheets are cut with a warning.
+    max_sheet_cells: int = Field(default=500_000, ge=1000)
     #: Embedded images smaller than this fraction of the page are decoration, not figures.
     min_figure_area: float = Field(default=0.01, ge=0.0, le=1.0)
 
@@ -90,7 +125,9 @@ class ParseSettings(BaseSettings):
 class ChunkSettings(BaseSettings):
     model_config = _group("DOCSIGHT_CHUNK_")
 
-    strategy: str = "element"
+    #: ``auto`` (element chunks for reports, page chunks for slide decks), ``element``,
+    #: ``interleaved`` or ``page`` (see ``ingest.chunking``).
+    strategy: str = "auto"
     #: Soft upper bound per chunk. MiniLM reads 256 word pieces, about 180 words of prose.
     max_words: int = Field(default=150, ge=20)
     #: Chunks smaller than this are merged with their neighbour on the same page.
@@ -145,6 +182,7 @@ class Settings(BaseSettings):
     lock_timeout: float = Field(default=30.0, ge=0)
 
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    vlm: VLMSettings = Field(default_factory=VLMSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     parse: ParseSettings = Field(default_factory=ParseSettings)
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)

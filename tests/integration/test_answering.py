@@ -23,8 +23,9 @@ def test_extractive_answer_quotes_and_cites(text_collection: Path) -> None:
     answer = DocSight(text_collection).ask("What does error E42 mean?")
     assert answer.mode == "extractive" and answer.answerable
     assert "licence key has expired" in answer.answer
-    assert answer.answer.rstrip().endswith("[1]")
     citation = answer.citations[0]
+    assert answer.answer.rstrip().endswith(f"[{citation.n}]")
+    assert "licence key has expired" in answer.sources[citation.n - 1].text
     assert citation.doc_name == "guide.md" and citation.page == 0
     assert citation.section_path == ["Widget Guide", "Troubleshooting"]
     assert citation.quote and citation.quote in answer.answer
@@ -97,3 +98,50 @@ def test_ask_through_real_local_model(text_collection: Path, local_llm) -> None:
     if answer.answerable:
         for c in answer.citations:
             assert f"[{c.n}]" in answer.answer
+
+
+REPORT = """# Quarterly report
+
+## Sales
+
+Sales rose in every region this quarter, as the table shows in detail.
+
+| Region | Q1 | Q2 |
+| --- | --- | --- |
+| North | 10 | 14 |
+| South | 7 | 9 |
+
+Table 1: Sales by region and quarter.
+
+The South region grew more slowly because a warehouse closed in April.
+"""
+
+
+def test_context_assembly_orders_sources_and_expands_placeholders(tmp_path: Path) -> None:
+    from docsight.agents.context import assemble
+
+    doc = tmp_path / "report.md"
+    doc.write_text(REPORT)
+    ds = DocSight(tmp_path / "col")
+    ds.ingest([doc])
+    chunks = ds.store.document_chunks(ds.resolve("report.md").id)
+    text_chunk = next(c for c in chunks if c.kind == "text")
+    table_chunk = next(c for c in chunks if c.kind == "table")
+    # The text keeps a placeholder where the table stood; the index holds only its label.
+    assert "[Table: Table 1: Sales by region and quarter.](#el-" in text_chunk.body
+    assert "#el-" not in text_chunk.text
+    # The table chunk is found by its row-by-row description, and read as Markdown.
+    assert "North: Q1 10; Q2 14." in table_chunk.text
+    assert table_chunk.body.startswith("Table 1: Sales by region and quarter.\n| Region |")
+
+    only_text = [h for h in ds.search("warehouse closed in April", k=5) if h.kind == "text"]
+    sources = assemble(only_text[:1], ds.store)
+    assert "| North | 10 | 14 |" in sources[0].text  # expanded: the table was not a source
+    both = ds.search("sales by region quarter warehouse", k=5)
+    assert {h.kind for h in both} >= {"text", "table"}
+    sources = assemble(both, ds.store)
+    assert [s.n for s in sources] == list(range(1, len(sources) + 1))
+    joined = "\n".join(s.text for s in sources)
+    assert joined.count("| North | 10 | 14 |") == 1  # never twice
+    orders = [next(c.order for c in chunks if c.id == s.chunk_id) for s in sources]
+    assert orders == sorted(orders)  # document order

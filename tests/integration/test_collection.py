@@ -180,16 +180,49 @@ def test_vector_index_is_built_for_large_collections(tmp_path: Path) -> None:
 def test_new_chunker_version_rebuilds_what_it_changed(
     corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from docsight.ingest.chunking import ElementChunker
+    from docsight.ingest.element_chunker import ElementChunker
+    from docsight.ingest.page_chunker import PageChunker
 
     ds = DocSight(tmp_path / "col")
     ds.ingest([corpus])
     before = {d.name: d for d in ds.documents()}
-    assert before["guide.md"].chunker == f"element/{ElementChunker.version}"
+    assert before["guide.md"].chunker == f"auto/{ElementChunker.version}.{PageChunker.version}"
     monkeypatch.setattr(ElementChunker, "version", "999")
     report = DocSight(tmp_path / "col").ingest([corpus])
     assert report.counts()["added"] == 2  # same bytes, re-chunked
     after = {d.name: d for d in ds.documents()}
     assert after["guide.md"].id == before["guide.md"].id
-    assert after["guide.md"].chunker == "element/999"
+    assert after["guide.md"].chunker == f"auto/999.{PageChunker.version}"
     assert len(ds.store.document_chunks(after["guide.md"].id)) == before["guide.md"].chunks
+
+
+def test_installing_ocr_reparses_documents_that_needed_it(
+    tmp_path: Path, image_only_pdf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from docsight.parsers.pdf import PdfParser
+    from docsight.parsers.vision import common
+
+    monkeypatch.setattr(common, "ocr_available", lambda: False)
+    ds = DocSight(tmp_path / "col", settings=Settings(parse={"ocr": "never"}))
+    first = ds.ingest([image_only_pdf])
+    assert first.files[0].status == "no_text"
+    assert ds.documents()[0].parser == f"pdf/{PdfParser.version}"  # OCR off: no suffix
+    # Same settings, nothing changed: skipped without parsing.
+    assert (
+        DocSight(tmp_path / "col", settings=Settings(parse={"ocr": "never"}))
+        .ingest([image_only_pdf])
+        .files[0]
+        .status
+        == "skipped"
+    )
+    # OCR switched on while the extra is missing: the id says so ...
+    missing = DocSight(tmp_path / "col").ingest([image_only_pdf])
+    assert missing.files[0].status == "no_text"
+    assert DocSight(tmp_path / "col").documents()[0].parser.endswith("-ocr")
+    # ... and once it is installed, the document is parsed again.
+    monkeypatch.setattr(common, "ocr_available", lambda: True)
+    ids = {d.id: d.parser for d in DocSight(tmp_path / "col").documents()}
+    report = DocSight(tmp_path / "col").ingest([image_only_pdf])
+    assert report.files[0].status != "skipped"
+    assert all(p.endswith("-ocr") for p in ids.values())
+    assert DocSight(tmp_path / "col").documents()[0].parser.endswith("+ocr")

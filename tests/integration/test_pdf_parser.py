@@ -12,7 +12,7 @@ from PIL import Image
 
 from docsight.document.model import Element, ElementKind, ParsedDocument
 from docsight.errors import EncryptedDocumentError, LimitExceededError, ParseError
-from docsight.ingest.chunking import ElementChunker
+from docsight.ingest.element_chunker import ElementChunker
 from fixtures import pdfgen
 
 Parse = Callable[..., ParsedDocument]
@@ -46,7 +46,7 @@ def test_report_structure_is_valid(parsed_report: ParsedDocument) -> None:
     doc = parsed_report.document
     doc.validate_structure()
     assert doc.page_count == 3
-    assert doc.parser == "pdf/3"
+    assert doc.parser == "pdf/4"
     assert parsed_report.warnings == []
     assert [e.order for e in doc.elements] == list(range(len(doc.elements)))
 

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from docsight.document import BBox, Document, ElementKind
 from docsight.document.builder import DocumentBuilder
-from docsight.ingest.chunking import ElementChunker, split_long_text, split_sentences
+from docsight.ingest.chunking import split_long_text, split_sentences
+from docsight.ingest.element_chunker import ElementChunker
 from docsight.settings import ChunkSettings
 
 
@@ -122,25 +123,23 @@ def test_sentence_helpers() -> None:
     assert [len(p.split()) for p in pieces] == [50, 50, 30]
 
 
-def test_merged_small_sections_keep_their_headings_and_common_path() -> None:
+def test_sections_bound_chunks_and_subsections_join_short_parents() -> None:
     def build(b: DocumentBuilder) -> None:
         b.add(ElementKind.HEADING, "Support", page=0, level=1)
+        b.add(ElementKind.PARAGRAPH, "How we help.", page=0)
         b.add(ElementKind.HEADING, "Warranty", page=0, level=2)
         b.add(ElementKind.PARAGRAPH, "Three years on every instrument.", page=0)
         b.add(ElementKind.HEADING, "Returns", page=0, level=2)
         b.add(ElementKind.PARAGRAPH, "Unused instruments can be returned within 45 days.", page=0)
 
     chunks = ElementChunker(ChunkSettings(max_words=100, min_words=30)).chunk(_doc(build))
-    assert len(chunks) == 1
-    chunk = chunks[0]
-    # Both subsections share the chunk, so it belongs to their parent, and the subsection
-    # headings stay in the text (only the prefix's own heading is dropped).
-    assert chunk.section_path == ["Support"]
-    assert chunk.body == (
-        "## Warranty\nThree years on every instrument.\n"
-        "## Returns\nUnused instruments can be returned within 45 days."
-    )
-    assert chunk.text.startswith("Support\n## Warranty\n")
+    # The parent's short introduction takes in its first subsection, whose heading stays in the
+    # text; a sibling section starts a chunk of its own, however short.
+    assert [(c.section_path, c.body) for c in chunks] == [
+        (["Support"], "How we help.\n## Warranty\nThree years on every instrument."),
+        (["Support", "Returns"], "Unused instruments can be returned within 45 days."),
+    ]
+    assert chunks[1].text.startswith("Support > Returns\n")
 
 
 def test_headings_before_a_table_travel_with_it() -> None:

@@ -57,7 +57,7 @@ def test_corrupt_entry_is_a_miss(tmp_path: Path) -> None:
     cache = ResponseCache(path)
     cache.put("k", "m", {"text": "x"})
     with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE responses SET payload = 'not json' WHERE key = 'k'")
+        conn.execute("UPDATE entries SET payload = 'not json' WHERE key = 'k'")
     assert cache.get("k") is None
 
 

@@ -37,8 +37,8 @@ def test_sniffing_uses_content_not_names() -> None:
 
 
 def test_unsupported_type_error_names_the_file() -> None:
-    with pytest.raises(UnsupportedFormatError, match=r"image\.png"):
-        parser_for(PNG, Path("image.png"))
+    with pytest.raises(UnsupportedFormatError, match=r"anim\.gif"):
+        parser_for("image/gif", Path("anim.gif"))
 
 
 def test_decode_handles_boms_and_legacy_encodings() -> None:

@@ -16,12 +16,16 @@ class Source(Location):
     """A numbered piece of evidence shown to the answerer."""
 
     n: int = Field(ge=1)
+    #: Rank of the hit in retrieval (sources are numbered in document order instead).
+    rank: int = Field(default=1, ge=1)
     kind: str = "text"
     text: str
+    #: Assets a vision model could look at: figure crops, page renders.
+    image_ids: list[str] = Field(default_factory=list)
 
     @classmethod
     def from_hit(cls, n: int, hit: Hit) -> Source:
-        return cls(n=n, kind=hit.kind, text=hit.text, **hit.location())
+        return cls(n=n, rank=hit.rank, kind=hit.kind, text=hit.text, **hit.location())
 
     def label(self) -> str:
         where = f"{self.doc_name}, page {self.page + 1}"

@@ -132,7 +132,7 @@ class ExtractiveAnswerer:
         query = encoder.encode_queries([question])[0]
         dense = np.clip(vectors @ query, 0.0, 1.0)
         # Earlier (higher-ranked) sources get a small prior: retrieval already judged them.
-        prior = np.array([0.05 / c.source.n for c in pool], dtype=np.float32)
+        prior = np.array([0.05 / c.source.rank for c in pool], dtype=np.float32)
         scores = 0.5 * lexical + 0.5 * dense + prior
 
         chosen: list[int] = []

@@ -186,6 +186,22 @@ def docs(as_json: JsonOption = False) -> None:
         render.documents(console, documents)
 
 
+@app.command("map")
+def map_(
+    doc: Annotated[str, typer.Argument(help="Document name or id.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Show a document's map: sections, pages, tables and figures, references."""
+    from docsight.document.map import document_map
+
+    with _errors(as_json):
+        data = document_map(_docsight().document(doc))
+    if as_json:
+        render.print_json(console, data)
+    else:
+        render.document_map(console, data)
+
+
 @app.command("rm")
 def remove(
     doc: Annotated[str, typer.Argument(help="Document name or id (a unique id prefix works).")],
@@ -263,6 +279,9 @@ def _configure_logging() -> None:
     # nothing in the result.
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
+    # Some model packages (rapid-layout) force their loggers to INFO with handlers of their own;
+    # a terminal user wants warnings and errors only.
+    logging.disable(logging.INFO)
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
+from rich.tree import Tree
 
 from docsight.agents.answer import Answer
 from docsight.index.base import CollectionStats, DocumentInfo
@@ -147,3 +148,50 @@ def stats(console: Console, s: CollectionStats, extra: dict[str, str]) -> None:
     for key, value in rows.items():
         table.add_row(key, escape(value))
     console.print(table)
+
+
+def document_map(console: Console, data: dict[str, Any]) -> None:
+    title = escape(data["title"] or data["name"])
+    root = Tree(
+        f"[bold]{title}[/bold] [dim]({escape(data['name'])}, {data['pages']} pages, "
+        f"{data['layout']})[/dim]"
+    )
+
+    def describe(node: dict[str, Any]) -> str:
+        counts = ", ".join(f"{n} {kind}" for kind, n in sorted(node["elements"].items()))
+        pages = node["pages"]
+        span = (
+            ""
+            if not pages
+            else f"p. {pages[0] + 1}"
+            if pages[0] == pages[1]
+            else (f"pp. {pages[0] + 1}-{pages[1] + 1}")
+        )
+        return f"[dim]{span}{' · ' if span and counts else ''}{counts}[/dim]"
+
+    def add(branch: Tree, node: dict[str, Any]) -> None:
+        label = (
+            f"{escape(node['title'])} {describe(node)}"
+            if node["title"]
+            else (f"[italic]before the first heading[/italic] {describe(node)}")
+        )
+        child = branch.add(label)
+        for artifact in node["artifacts"]:
+            caption = escape(artifact["caption"] or "no caption")
+            child.add(f"[cyan]{artifact['kind']}[/cyan] p. {artifact['page'] + 1}: {caption}")
+        for sub in node["children"]:
+            add(child, sub)
+
+    if data["front_matter"]["elements"] or data["front_matter"]["artifacts"]:
+        add(root, data["front_matter"])
+    for section in data["sections"]:
+        add(root, section)
+    console.print(root)
+    refs = data["references"]
+    console.print(
+        f"[dim]{data['captions_bound']} captions bound, {len(refs)} cross-references resolved[/dim]"
+    )
+    for ref in refs[:20]:
+        console.print(f'  p. {ref["from_page"] + 1}: "{escape(ref["text"])}" → {escape(ref["to"])}')
+    if len(refs) > 20:
+        console.print(f"  [dim]… {len(refs) - 20} more (--json lists all)[/dim]")

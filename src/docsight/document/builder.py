@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from docsight.document.classify import classify_layout
 from docsight.document.model import (
     FURNITURE_KINDS,
     Asset,
@@ -18,11 +19,13 @@ from docsight.document.model import (
     Element,
     ElementKind,
     Font,
+    Layout,
     Page,
     ParsedDocument,
     Section,
 )
 from docsight.document.pagelabels import infer_page_labels
+from docsight.document.relations import link
 
 
 class DocumentBuilder:
@@ -49,6 +52,9 @@ class DocumentBuilder:
         self.elements: list[Element] = []
         self.assets: dict[str, Asset] = {}
         self.warnings: list[str] = []
+        #: Parsers that know the layout (a slide deck is horizontal) set it; otherwise it is
+        #: classified from the pages (see ``document.classify``).
+        self.layout: Layout = "unknown"
         self._open: list[Section] = []  # stack of open sections, shallowest first
 
     # --- pages and assets ----------------------------------------------------------------------
@@ -170,6 +176,9 @@ class DocumentBuilder:
             for index, labels in enumerate(inferred):
                 if labels:
                     self.update_page(index, labels=labels)
+        layout = self.layout
+        if layout == "unknown":
+            layout = classify_layout(self.media_type, self.pages, self.elements)
         document = Document(
             id=self.doc_id,
             title=title,
@@ -177,6 +186,8 @@ class DocumentBuilder:
             pages=self.pages,
             sections=self.sections,
             elements=self.elements,
+            edges=link(self.elements, self.sections, self.pages),
+            layout=layout,
             name=self.name,
             source=self.source,
             media_type=self.media_type,

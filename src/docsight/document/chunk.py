@@ -29,6 +29,8 @@ class Chunk(BaseModel):
     #: Position in the document's chunk sequence (reading order).
     order: int = Field(ge=0)
     n_words: int = 0
+    #: Assets the chunk shows: figure crops, or the page render of a page chunk.
+    image_ids: list[str] = Field(default_factory=list)
 
     @staticmethod
     def make_id(doc_id: str, strategy: str, order: int, text: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -36,6 +36,8 @@ class ElementKind(StrEnum):
     CODE = "code"
     HEADER = "header"
     FOOTER = "footer"
+    #: Content attached to a page but not shown on it: speaker notes, comments.
+    NOTE = "note"
 
 
 #: Page furniture: kept in the model (and shown by ``docsight map``) but never indexed.
@@ -159,6 +161,32 @@ class Page(BaseModel):
     text_chars: int = 0
     #: Page numbers as printed on the page ("17", "iv"); two for a scanned spread.
     labels: list[str] = Field(default_factory=list)
+    #: A page-level description, for slide-like (horizontal) documents.
+    description: str | None = None
+
+
+class EdgeKind(StrEnum):
+    #: A caption (source) describes a table or figure (target).
+    CAPTION_OF = "caption_of"
+    #: Text (source) mentions a table, figure, section or page (target, or ``target_page``).
+    REFERS_TO = "refers_to"
+
+
+class Edge(BaseModel):
+    """A relation between elements of the document map."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: EdgeKind
+    source: str
+    #: Element or section id; ``None`` when the target is a whole page.
+    target: str | None = None
+    target_page: int | None = Field(default=None, ge=0)
+    #: The words that establish the relation ("Table 3", "page 12").
+    text: str = ""
+
+
+Layout = Literal["vertical", "horizontal", "unknown"]
 
 
 class Document(BaseModel):
@@ -172,9 +200,12 @@ class Document(BaseModel):
     title: str | None = None
     metadata: dict[str, str] = Field(default_factory=dict)
     parser: str
+    #: "vertical": report-like, read top to bottom; "horizontal": slide-like, one idea per page.
+    layout: Layout = "unknown"
     pages: list[Page] = Field(default_factory=list)
     sections: list[Section] = Field(default_factory=list)
     elements: list[Element] = Field(default_factory=list)
+    edges: list[Edge] = Field(default_factory=list)
 
     # --- navigation --------------------------------------------------------------------------
 
@@ -231,6 +262,14 @@ class Document(BaseModel):
                 raise ValueError(f"element {e.id} points at unknown section {e.section_id}")
         if len({e.id for e in self.elements}) != len(self.elements):
             raise ValueError("duplicate element ids")
+        targets = {e.id for e in self.elements} | section_ids
+        for edge in self.edges:
+            if edge.source not in targets or (
+                edge.target is not None and edge.target not in targets
+            ):
+                raise ValueError(f"edge {edge.kind} {edge.source} -> {edge.target} is dangling")
+            if edge.target_page is not None and pages and edge.target_page >= pages:
+                raise ValueError(f"edge {edge.kind} points at page {edge.target_page}")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from docsight.document.chunk import Chunk
-from docsight.document.model import Asset, Document, ParsedDocument
+from docsight.document.model import Asset, Document, Element, ParsedDocument
 
 
 class DocumentInfo(BaseModel):
@@ -107,6 +107,8 @@ class Store(Protocol):
     def get_asset(self, asset_id: str) -> Asset | None: ...
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]: ...
+
+    def get_elements(self, element_ids: Sequence[str]) -> list[Element]: ...
 
     def document_chunks(self, doc_id: str) -> list[Chunk]: ...
 

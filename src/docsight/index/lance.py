@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from docsight.document.chunk import Chunk
-from docsight.document.model import Asset, Document, ParsedDocument
+from docsight.document.model import Asset, Document, Element, ParsedDocument
 from docsight.errors import (
     ConfigurationError,
     DocumentNotFoundError,
@@ -323,6 +323,17 @@ class LanceStore:
             for row in self._chunk_rows(_in_filter("id", batch)):
                 by_id[row["id"]] = S.chunk_from_row(row)
         return [by_id[i] for i in chunk_ids if i in by_id]
+
+    def get_elements(self, element_ids: Sequence[str]) -> list[Element]:
+        table = self._table("elements")
+        if table is None:
+            return []
+        committed = self.committed_ids()
+        by_id: dict[str, Element] = {}
+        for batch in _batches(list(dict.fromkeys(element_ids))):
+            rows = table.search().where(_in_filter("id", batch)).limit(None).to_arrow().to_pylist()
+            by_id.update((r["id"], S.element_from_row(r)) for r in rows if r["doc_id"] in committed)
+        return [by_id[i] for i in element_ids if i in by_id]
 
     def document_chunks(self, doc_id: str) -> list[Chunk]:
         rows = self._chunk_rows(f"doc_id = {_quote(doc_id)}")

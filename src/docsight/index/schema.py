@@ -107,6 +107,7 @@ def chunks_schema(dim: int) -> pa.Schema:
             pa.field("bbox", _BBOX),
             pa.field("order", pa.int32()),
             pa.field("n_words", pa.int32()),
+            pa.field("image_ids", _IDS),
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ]
     )
@@ -262,6 +263,7 @@ def chunk_table(chunks: Sequence[Chunk], vectors: np.ndarray, dim: int) -> pa.Ta
             "bbox": _bbox(c.bbox),
             "order": c.order,
             "n_words": c.n_words,
+            "image_ids": c.image_ids,
             "vector": v,
         }
         for c, v in zip(chunks, vectors.astype(np.float32, copy=False).tolist(), strict=True)

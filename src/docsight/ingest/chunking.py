@@ -1,24 +1,30 @@
-"""Element-aware chunking.
+"""Chunking strategies (MM-BizRAG), selectable per collection, and what they share.
 
-Chunks are built from whole elements in reading order: they never split a table, never cross a
-page, and start afresh at every heading once they hold enough text. A caption travels with the
-table or figure it sits next to. Each chunk is prefixed with its section path, which helps both
-BM25 and dense retrieval, and points back to its elements and pages.
+* ``element``: linear text chunks that respect sentences and sections, with a placeholder where a
+  table or picture stood, plus a standalone chunk per table and picture (its description for
+  retrieval, its Markdown for reading);
+* ``interleaved``: the same text chunks with tables and pictures kept inline at their place;
+* ``page``: one chunk per page, the page render attached (slide decks);
+* ``auto`` (default): ``element`` for vertical documents, ``page`` for horizontal ones.
+
+Placeholders are Markdown links to the element they stand for, ``[Table: caption](#el-<id>)``;
+context assembly replaces them with the table or picture when the answer needs it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
 from docsight._registry import Registry
 from docsight.document.chunk import Chunk
-from docsight.document.model import BBox, Document, Element, ElementKind
+from docsight.document.model import BBox, Document, EdgeKind, Element, ElementKind
 from docsight.settings import ChunkSettings
 
-_ATTACHABLE = (ElementKind.TABLE, ElementKind.FIGURE, ElementKind.CHART)
+ARTIFACT_KINDS = frozenset({ElementKind.TABLE, ElementKind.FIGURE, ElementKind.CHART})
+PLACEHOLDER_RE = re.compile(r"\[(?P<label>[^\]\n]{1,300})\]\(#el-(?P<id>[0-9a-f]{32})\)")
 
 
 class Chunker(Protocol):
@@ -37,12 +43,18 @@ class Chunker(Protocol):
 
 
 CHUNKERS: Registry[Chunker] = Registry("chunkers")
-CHUNKERS.register("element", "docsight.ingest.chunking:ElementChunker")
+CHUNKERS.register("element", "docsight.ingest.element_chunker:ElementChunker")
+CHUNKERS.register("interleaved", "docsight.ingest.element_chunker:InterleavedChunker")
+CHUNKERS.register("page", "docsight.ingest.page_chunker:PageChunker")
+CHUNKERS.register("auto", "docsight.ingest.page_chunker:AutoChunker")
 
 
 def create_chunker(settings: ChunkSettings) -> Chunker:
     chunker: Chunker = CHUNKERS.create(settings.strategy, settings)
     return chunker
+
+
+# --- text helpers ------------------------------------------------------------------------------
 
 
 def word_count(text: str) -> int:
@@ -92,191 +104,108 @@ def split_long_text(text: str, max_words: int) -> list[str]:
     return pieces
 
 
-def _is_heading(element: Element) -> bool:
-    return element.kind in (ElementKind.HEADING, ElementKind.TITLE)
+# --- artifacts ---------------------------------------------------------------------------------
 
 
-@dataclass
-class _Draft:
-    page: int
-    kind: str = "text"
-    #: (element, its text in this chunk), in reading order; headings included.
-    items: list[tuple[Element, str]] = field(default_factory=list)
-    #: Words of content (headings excluded): what the size limits apply to.
-    words: int = 0
-
-    @property
-    def has_content(self) -> bool:
-        return any(not _is_heading(e) for e, _ in self.items)
-
-    def add(self, element: Element, text: str) -> None:
-        self.items.append((element, text))
-        if not _is_heading(element):
-            self.words += word_count(text)
+def is_skipped_picture(element: Element) -> bool:
+    """Logos and blank images (see ``ingest.describe``) are not content."""
+    return element.attrs.get("picture_class") in ("logo", "blank")
 
 
-def _units(elements: Iterable[Element]) -> list[list[Element]]:
-    """Group elements into units: a table or figure takes an adjacent caption on its page."""
-    items = list(elements)
-    taken: set[int] = set()
-    units: list[list[Element]] = []
-    for i, element in enumerate(items):
-        if i in taken:
-            continue
-        if element.kind in _ATTACHABLE:
-            unit = [element]
-            prev_, next_ = i - 1, i + 1
-            if (
-                next_ < len(items)
-                and items[next_].kind == ElementKind.CAPTION
-                and items[next_].page == element.page
-            ):
-                unit.append(items[next_])
-                taken.add(next_)
-            elif (
-                units
-                and prev_ >= 0
-                and prev_ not in taken
-                and items[prev_].kind == ElementKind.CAPTION
-                and items[prev_].page == element.page
-                and units[-1] == [items[prev_]]
-            ):
-                unit.insert(0, units.pop()[0])
-            units.append(unit)
-        else:
-            units.append([element])
-    return units
+def bound_captions(document: Document) -> dict[str, Element]:
+    """Artifact id → its caption element, from the map's ``caption_of`` edges."""
+    by_id = {e.id: e for e in document.elements}
+    return {
+        edge.target: by_id[edge.source]
+        for edge in document.edges
+        if edge.kind == EdgeKind.CAPTION_OF and edge.target and edge.source in by_id
+    }
 
 
-class ElementChunker:
-    strategy = "element"
-    version = "2"  # 2: Markdown headings and lists in bodies, common-ancestor section paths
-
-    def __init__(self, settings: ChunkSettings | None = None) -> None:
-        self.settings = settings or ChunkSettings()
-
-    def chunk(self, document: Document) -> list[Chunk]:
-        s = self.settings
-        drafts: list[_Draft] = []
-        current: _Draft | None = None
-
-        def flush() -> None:
-            nonlocal current
-            if current is None or not any(text for _, text in current.items):
-                current = None
-                return
-            previous = drafts[-1] if drafts else None
-            if (
-                current.kind == "text"
-                and current.words < s.min_words
-                and previous is not None
-                and previous.kind == "text"
-                and previous.page == current.page
-                and previous.words + current.words <= s.max_words + s.min_words
-            ):
-                previous.items.extend(current.items)
-                previous.words += current.words
-            else:
-                drafts.append(current)
-            current = None
-
-        for unit in _units(document.indexable_elements()):
-            head = unit[0]
-            if _is_heading(head):
-                # A new section starts a new chunk once the current one holds enough text.
-                if (
-                    current is not None
-                    and current.has_content
-                    and (current.words >= s.min_words or current.page != head.page)
-                ):
-                    flush()
-                if current is None:
-                    current = _Draft(page=head.page)
-                # Markdown heading syntax keeps the structure visible to readers and models.
-                current.add(head, f"{'#' * min(head.level or 1, 6)} {head.text.strip()}")
-                continue
-
-            attachable = next((e for e in unit if e.kind in _ATTACHABLE), None)
-            if attachable is not None:
-                # Headings waiting for content go with the table or figure they announce.
-                carried = current.items if current is not None and not current.has_content else []
-                if not carried:
-                    flush()
-                current = None
-                draft = _Draft(page=attachable.page, kind=str(attachable.kind), items=list(carried))
-                for e in unit:
-                    text = (e.markdown or e.text) if e.kind == ElementKind.TABLE else e.text
-                    draft.add(e, text.strip())
-                if draft.words:
-                    drafts.append(draft)
-                continue
-
-            # Lists and code keep their Markdown: bullets and indentation carry meaning.
-            markdown_kinds = (ElementKind.CODE, ElementKind.LIST)
-            text = head.markdown if head.kind in markdown_kinds and head.markdown else head.text
-            text = text.strip()
-            if not text:
-                continue
-            if current is not None and current.page != head.page:
-                if current.has_content:
-                    flush()
-                else:
-                    current.page = head.page  # headings at a page bottom lead the next page
-            pieces = (
-                split_long_text(text, s.max_words)
-                if word_count(text) > s.max_words and head.kind not in markdown_kinds
-                else [text]
-            )
-            for piece in pieces:
-                n = word_count(piece)
-                if current is not None and current.has_content and current.words + n > s.max_words:
-                    flush()
-                if current is None:
-                    current = _Draft(page=head.page)
-                current.add(head, piece)
-        flush()
-        return [self._finish(document, i, d) for i, d in enumerate(drafts)]
-
-    def _finish(self, document: Document, order: int, draft: _Draft) -> Chunk:
-        elements = list({e.id: e for e, _ in draft.items}.values())
-        content = [e for e in elements if not _is_heading(e)]
-        # A chunk that spans sections belongs to their common ancestor.
-        paths = [document.section_path(e.section_id) for e in content or elements]
-        path = _common_prefix(paths)
-        kept = []
-        for element, text in draft.items:
-            if not text:
-                continue
-            if self.settings.section_prefix and content and _is_heading(element):
-                own = document.section_path(element.section_id)
-                if own and own == path[: len(own)]:
-                    continue  # already in the prefix
-            kept.append(text)
-        body = "\n".join(kept)
-        text = f"{' > '.join(path)}\n{body}" if self.settings.section_prefix and path else body
-        bbox: BBox | None = None
-        for e in elements:
-            if e.bbox is not None and e.page == draft.page:
-                bbox = e.bbox if bbox is None else bbox.union(e.bbox)
-        return Chunk(
-            id=Chunk.make_id(document.id, self.strategy, order, text),
-            doc_id=document.id,
-            doc_name=document.name,
-            text=text,
-            body=body,
-            kind=draft.kind,
-            strategy=self.strategy,
-            section_path=path,
-            element_ids=[e.id for e in elements],
-            pages=sorted({e.page for e in elements}),
-            page=draft.page,
-            bbox=bbox,
-            order=order,
-            n_words=draft.words,
-        )
+def artifact_label(element: Element, caption: Element | None) -> str:
+    if caption is not None:
+        return " ".join(caption.text.split())[:200]
+    kind = "Table" if element.kind == ElementKind.TABLE else "Figure"
+    return f"{kind} on page {element.page + 1}"
 
 
-def _common_prefix(paths: list[list[str]]) -> list[str]:
+def placeholder(element: Element, caption: Element | None) -> str:
+    kind = "Table" if element.kind == ElementKind.TABLE else "Figure"
+    return f"[{kind}: {artifact_label(element, caption)}](#el-{element.id})"
+
+
+def strip_placeholders(text: str) -> str:
+    """Placeholders as plain words, for indexing: the label stays, the link target goes."""
+    return PLACEHOLDER_RE.sub(lambda m: m.group("label"), text)
+
+
+def artifact_reading(element: Element, caption: Element | None) -> str:
+    """What a reader (or a model) should see of a table or picture."""
+    head = caption.text.strip() if caption is not None else ""
+    if element.kind in (ElementKind.TABLE, ElementKind.CHART) and element.markdown:
+        # A chart read from its file carries its data as a table: that is what to show.
+        content = element.markdown
+        if element.kind == ElementKind.CHART and element.text:
+            content = f"{element.text}\n{content}"
+    elif element.kind == ElementKind.TABLE:
+        content = element.text
+    else:
+        content = str(element.attrs.get("description") or element.text)
+    return f"{head}\n{content}".strip() if head and head not in content else content.strip()
+
+
+def artifact_index_text(element: Element, caption: Element | None) -> str:
+    """What retrieval should match for a table or picture: its description, else its text."""
+    description = str(element.attrs.get("description") or "")
+    if description:
+        return description
+    return artifact_reading(element, caption)
+
+
+# --- building chunks ---------------------------------------------------------------------------
+
+
+def make_chunk(
+    document: Document,
+    strategy: str,
+    order: int,
+    *,
+    elements: Sequence[Element],
+    body: str,
+    index_text: str,
+    page: int,
+    kind: str,
+    section_path: list[str],
+    prefix: bool,
+    image_ids: Iterable[str] = (),
+) -> Chunk:
+    text = strip_placeholders(index_text)
+    if prefix and section_path:
+        text = f"{' > '.join(section_path)}\n{text}"
+    bbox: BBox | None = None
+    for e in elements:
+        if e.bbox is not None and e.page == page:
+            bbox = e.bbox if bbox is None else bbox.union(e.bbox)
+    return Chunk(
+        id=Chunk.make_id(document.id, strategy, order, text + "\x1e" + body),
+        doc_id=document.id,
+        doc_name=document.name,
+        text=text,
+        body=body,
+        kind=kind,
+        strategy=strategy,
+        section_path=section_path,
+        element_ids=[e.id for e in elements],
+        pages=sorted({e.page for e in elements} | {page}),
+        page=page,
+        bbox=bbox,
+        order=order,
+        n_words=word_count(strip_placeholders(body)),
+        image_ids=list(dict.fromkeys(image_ids)),
+    )
+
+
+def common_prefix(paths: list[list[str]]) -> list[str]:
     if not paths:
         return []
     prefix = paths[0]

@@ -21,16 +21,21 @@ from docsight.encoders.base import Encoder
 from docsight.errors import DocsightError, IngestError, LimitExceededError
 from docsight.index.base import Store
 from docsight.ingest.chunking import Chunker
+from docsight.ingest.describe import enrich
+from docsight.ingest.picture_text import read_picture_text
 from docsight.ingest.report import FileOutcome, IngestProgress, IngestReport
 from docsight.parsers import parser_for
-from docsight.parsers.base import SourceFile
+from docsight.parsers.base import ParseContext, Parser, SourceFile
 from docsight.parsers.sniff import detect_media_type
 from docsight.settings import Settings
 
 log = logging.getLogger(__name__)
 
 #: File types picked up when a directory is ingested; files named explicitly are always tried.
-DOCUMENT_SUFFIXES = frozenset({".pdf", ".md", ".markdown", ".txt", ".text"})
+DOCUMENT_SUFFIXES = frozenset(
+    {".pdf", ".md", ".markdown", ".txt", ".text", ".html", ".htm", ".docx", ".pptx", ".xlsx"}
+    | {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
+)
 
 ProgressCallback = Callable[[IngestProgress], None]
 
@@ -62,11 +67,13 @@ class IngestPipeline:
         encoder: Callable[[], Encoder],
         chunker: Chunker,
         settings: Settings,
+        context: ParseContext | None = None,
     ) -> None:
         self.store = store
         self._encoder = encoder  # loaded on the first file that needs embedding
         self.chunker = chunker
         self.settings = settings
+        self.context = context or ParseContext()
 
     def run(
         self, paths: Sequence[str | Path], progress: ProgressCallback | None = None
@@ -114,6 +121,16 @@ class IngestPipeline:
         outcome.seconds = round(time.perf_counter() - started, 3)
         return outcome
 
+    def _parser_id(self, parser: Parser) -> str:
+        """The parser and version; for parsers that OCR, whether OCR could run, so a document
+        parsed before the ``ocr`` extra was installed is parsed again once it is."""
+        parser_id = f"{parser.name}/{parser.version}"
+        if getattr(parser, "uses_ocr", False) and self.settings.parse.ocr != "never":
+            from docsight.parsers.vision.common import ocr_available
+
+            parser_id += "+ocr" if ocr_available() else "-ocr"
+        return parser_id
+
     def _read(self, path: Path) -> SourceFile:
         if not path.exists():
             raise IngestError(path, "no such file")
@@ -145,7 +162,7 @@ class IngestPipeline:
         source = self._read(path)
         outcome.doc_id = source.doc_id
         parser = parser_for(source.media_type, path)
-        parser_id = f"{parser.name}/{parser.version}"
+        parser_id = self._parser_id(parser)
         chunker_id = f"{self.chunker.strategy}/{self.chunker.version}"
 
         existing = self.store.has_document(source.doc_id)
@@ -162,8 +179,13 @@ class IngestPipeline:
         clock = _Stopwatch(outcome.timings)
         emit("parse")
         with clock("parse"):
-            parsed = parser.parse(source, self.settings.parse)
+            parsed = parser.parse(source, self.settings.parse, self.context)
+        # The stored parser id is what the skip check compares (it may name OCR availability).
+        parsed.document.parser = parser_id
         outcome.warnings.extend(parsed.warnings)
+        with clock("describe"):
+            read_picture_text(parsed, self.context, self.settings.parse)
+            enrich(parsed, self.context.vlm)
         with clock("chunk"):
             chunks = self.chunker.chunk(parsed.document)
 

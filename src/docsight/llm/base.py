@@ -18,7 +18,18 @@ from pydantic import BaseModel, ValidationError
 
 from docsight.errors import LLMResponseError
 
-Message = dict[str, str]
+#: A chat message; ``content`` is text, or a list of OpenAI content parts (text and images).
+Message = dict[str, Any]
+
+
+def image_part(png: bytes, media_type: str = "image/png") -> dict[str, Any]:
+    """An image content part (a data URL: nothing is fetched from anywhere)."""
+    import base64
+
+    encoded = base64.b64encode(png).decode("ascii")
+    return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{encoded}"}}
+
+
 M = TypeVar("M", bound=BaseModel)
 
 

@@ -13,6 +13,14 @@ PARSERS: Registry[Parser] = Registry("parsers")
 PARSERS.register(sniff.PDF, "docsight.parsers.pdf:PdfParser", description="born-digital PDF")
 PARSERS.register(sniff.MARKDOWN, "docsight.parsers.markdown:MarkdownParser", description="Markdown")
 PARSERS.register(sniff.TEXT, "docsight.parsers.text:TextParser", description="plain text")
+PARSERS.register(sniff.HTML, "docsight.parsers.html:HtmlParser", description="HTML")
+PARSERS.register(sniff.DOCX, "docsight.parsers.docx:DocxParser", description="Word (DOCX)")
+PARSERS.register(sniff.PPTX, "docsight.parsers.pptx:PptxParser", description="PowerPoint (PPTX)")
+PARSERS.register(sniff.XLSX, "docsight.parsers.xlsx:XlsxParser", description="Excel (XLSX)")
+for _image in (sniff.PNG, sniff.JPEG, sniff.TIFF):
+    PARSERS.register(
+        _image, "docsight.parsers.image:ImageParser", extra="ocr", description="images (OCR)"
+    )
 
 
 def parser_for(media_type: str, path: Path) -> Parser:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from docsight.cache import JsonCache
 from docsight.document.builder import DocumentBuilder
 from docsight.document.ids import document_id_from_sha256
 from docsight.document.model import ParsedDocument
@@ -41,6 +42,19 @@ class SourceFile:
         )
 
 
+@dataclass
+class ParseContext:
+    """What a parser may use besides the file and the settings.
+
+    ``cache`` stores expensive, deterministic model outputs (OCR, layout, table structure,
+    descriptions) keyed by content and producer version, so re-ingestion after a code change
+    redoes only what changed. ``vlm`` is a vision-capable chat model when one is configured.
+    """
+
+    cache: JsonCache | None = None
+    vlm: Any = None
+
+
 @runtime_checkable
 class Parser(Protocol):
     """Turns one file into a :class:`ParsedDocument`.
@@ -55,4 +69,6 @@ class Parser(Protocol):
     name: str
     version: str
 
-    def parse(self, source: SourceFile, settings: ParseSettings) -> ParsedDocument: ...
+    def parse(
+        self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
+    ) -> ParsedDocument: ...

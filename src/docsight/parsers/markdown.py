@@ -14,7 +14,7 @@ from docsight.document.captions import caption_target
 from docsight.document.model import ElementKind, ParsedDocument
 from docsight.document.tables import rows_to_markdown, rows_to_text
 from docsight.errors import ParseError
-from docsight.parsers.base import SourceFile
+from docsight.parsers.base import ParseContext, SourceFile
 from docsight.parsers.textutil import clean_text, decode_text
 from docsight.settings import ParseSettings
 
@@ -52,7 +52,9 @@ class MarkdownParser:
     name = "markdown"
     version = "1"
 
-    def parse(self, source: SourceFile, settings: ParseSettings) -> ParsedDocument:
+    def parse(
+        self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
+    ) -> ParsedDocument:
         from markdown_it import MarkdownIt
 
         text = clean_text(decode_text(source.data))

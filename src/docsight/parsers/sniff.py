@@ -14,6 +14,9 @@ PNG = "image/png"
 JPEG = "image/jpeg"
 TIFF = "image/tiff"
 ZIP = "application/zip"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 OLE = "application/x-ole-storage"
 
 _MAGIC: list[tuple[bytes, str]] = [
@@ -48,6 +51,11 @@ def detect_media_type(data: bytes, path: Path) -> str:
         return PDF
     for magic, media_type in _MAGIC:
         if head.startswith(magic):
+            if media_type == ZIP:
+                # Word, PowerPoint and Excel files are ZIP archives, told apart by their main part.
+                from docsight.parsers.ooxml import ooxml_media_type
+
+                return ooxml_media_type(data) or ZIP
             return media_type
     if _looks_binary(head):
         raise UnsupportedFormatError(path, "binary content of an unrecognised format")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from docsight.document.model import ElementKind, ParsedDocument
-from docsight.parsers.base import SourceFile
+from docsight.parsers.base import ParseContext, SourceFile
 from docsight.parsers.textutil import clean_text, decode_text
 from docsight.settings import ParseSettings
 
@@ -31,7 +31,9 @@ class TextParser:
     name = "text"
     version = "1"
 
-    def parse(self, source: SourceFile, settings: ParseSettings) -> ParsedDocument:
+    def parse(
+        self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
+    ) -> ParsedDocument:
         text = clean_text(decode_text(source.data))
         builder = source.builder(f"{self.name}/{self.version}")
         builder.add_page()

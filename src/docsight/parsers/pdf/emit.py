@@ -2,12 +2,14 @@
 
 Running headers come first on a page and footers last; consecutive list blocks of one column
 become one LIST element; a table or figure takes the caption next to it into
-``attrs["caption"]`` (the CAPTION element is emitted as well).
+``attrs["caption"]`` (the CAPTION element is emitted as well). Text read by OCR carries
+``attrs["ocr"]`` and its mean ``attrs["confidence"]``.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from docsight.document.builder import DocumentBuilder
 from docsight.document.captions import caption_target
@@ -19,11 +21,19 @@ from docsight.parsers.pdf.roles import Role
 from docsight.parsers.textutil import clean_text, squash_spaces
 
 
-def _font(block: Block) -> Font:
+def _ocr_attrs(page: Page, lines: list[Line]) -> dict[str, Any]:
+    scores = [page.ocr_scores[id(ln)] for ln in lines if id(ln) in page.ocr_scores]
+    if not scores:
+        return {}
+    return {"ocr": True, "confidence": round(sum(scores) / len(scores), 3)}
+
+
+def _font(block: Block, ocr: bool = False) -> Font:
     name, size = block.dominant_font()
     style = font_style(name)
     return Font(
-        name=name or None,
+        # OCR knows no font: its size is estimated and its name would be made up.
+        name=(name or None) if not ocr else None,
         size=round(size, 1),
         bold=style.bold,
         italic=style.italic,
@@ -91,7 +101,11 @@ def _emit_furniture(page: Page, line: Line, kind: ElementKind, builder: Document
     text = squash_spaces(clean_text(line.text))
     if text:
         builder.add(
-            kind, text, page=page.index, bbox=page.bbox(line.x0, line.top, line.x1, line.bottom)
+            kind,
+            text,
+            page=page.index,
+            bbox=page.bbox(line.x0, line.top, line.x1, line.bottom),
+            attrs=_ocr_attrs(page, [line]),
         )
 
 
@@ -105,14 +119,16 @@ def _emit_block(page: Page, block: Block, role: Role, builder: DocumentBuilder) 
         text = squash_spaces(clean_text(block.text))
     if not text.strip():
         return
+    attrs = _ocr_attrs(page, block.lines)
     builder.add(
         kind,
         text,
         page=page.index,
         level=role.level,
         bbox=page.bbox(block.x0, block.top, block.x1, block.bottom),
-        font=_font(block),
+        font=_font(block, bool(attrs)),
         markdown=markdown,
+        attrs=attrs,
     )
 
 
@@ -127,14 +143,15 @@ def _emit_list(page: Page, blocks: list[Block], builder: DocumentBuilder) -> Non
         max(b.x1 for b in blocks),
         max(b.bottom for b in blocks),
     )
+    ocr = _ocr_attrs(page, [ln for b in blocks for ln in b.lines])
     builder.add(
         ElementKind.LIST,
         "\n".join(t for _, t in items),
         page=page.index,
         bbox=page.bbox(*box),
-        font=_font(blocks[0]),
+        font=_font(blocks[0], bool(ocr)),
         markdown="\n".join(f"{_markdown_marker(m)} {t}" for m, t in items),
-        attrs={"items": len(items)},
+        attrs={"items": len(items), **ocr},
     )
 
 

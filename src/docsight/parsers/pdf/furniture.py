@@ -22,6 +22,12 @@ def furniture_key(text: str) -> str:
     return " ".join(_DIGITS.sub("#", text.lower()).split())
 
 
+def is_page_number(text: str) -> bool:
+    """Whether ``text`` is a bare page number ("12", "Page 3 of 9", "- iv -")."""
+    key = furniture_key(text)
+    return bool(key) and bool(_PAGE_NUMBER.match(key))
+
+
 def find_furniture(
     pages: Sequence[Sequence[Line]], frames: Sequence[tuple[float, float]]
 ) -> list[dict[int, str]]:

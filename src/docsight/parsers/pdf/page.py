@@ -45,6 +45,12 @@ class Page:
     atoms: list[Atom] = field(default_factory=list)
     units: list[Block | Atom] = field(default_factory=list)
     furniture: dict[int, str] = field(default_factory=dict)
+    #: Content read by OCR from a render (see :mod:`.scan`): ``units`` are set at extraction.
+    scanned: bool = False
+    #: Kind and heading level OCR gave each text block, keyed by ``id(block)``.
+    hints: dict[int, tuple[ElementKind, int | None]] = field(default_factory=dict)
+    #: OCR confidence of each line, keyed by ``id(line)``.
+    ocr_scores: dict[int, float] = field(default_factory=dict)
 
     def bbox(self, x0: float, top: float, x1: float, bottom: float) -> BBox:
         ox, oy = self.origin

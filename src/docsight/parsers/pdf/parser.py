@@ -4,7 +4,8 @@ pypdfium2 opens and validates the file (so encryption and corruption are reporte
 else runs), counts pages, reads the outline and metadata, and renders pages and crops. pdfplumber
 supplies glyphs, vector objects and embedded images, and finds ruled tables.
 
-The parse runs in three passes: extraction per page (renders, tables, figures, lines), document
+The parse runs in three passes: extraction per page (renders, tables, figures, lines; OCR for
+pages without a usable text layer, see :mod:`~docsight.parsers.pdf.scan`), document
 statistics (decoration, running headers and footers, reading order and blocks, then body font
 size, heading levels and outline matching in :mod:`~docsight.parsers.pdf.roles`), and emission in
 reading order through the :class:`DocumentBuilder` (:mod:`~docsight.parsers.pdf.emit`).
@@ -25,7 +26,7 @@ from docsight.errors import (
     LimitExceededError,
     ParseError,
 )
-from docsight.parsers.base import SourceFile
+from docsight.parsers.base import ParseContext, SourceFile
 from docsight.parsers.pdf.emit import emit
 from docsight.parsers.pdf.extract import (
     MAX_VECTOR_OBJECTS,
@@ -37,10 +38,11 @@ from docsight.parsers.pdf.extract import (
 )
 from docsight.parsers.pdf.figures import add_figures, drop_decoration
 from docsight.parsers.pdf.furniture import find_furniture
-from docsight.parsers.pdf.layout import Line, Word, group_lines, inside, words_from_glyphs
-from docsight.parsers.pdf.page import Atom, Page, Rect
-from docsight.parsers.pdf.reading import group_blocks, merge_row_segments, reading_order
+from docsight.parsers.pdf.layout import Word, group_lines, inside, words_from_glyphs
+from docsight.parsers.pdf.page import Page, Rect
+from docsight.parsers.pdf.reading import order_units
 from docsight.parsers.pdf.roles import assign_roles
+from docsight.parsers.pdf.scan import OcrRun, apply_hints, layout_scanned, ocr_page, wants_ocr
 from docsight.parsers.pdf.tables import find_tables, table_atom
 from docsight.parsers.textutil import clean_text, squash_spaces
 from docsight.settings import ParseSettings
@@ -57,9 +59,15 @@ _DATE = re.compile(r"^D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?")
 
 class PdfParser:
     name = "pdf"
-    version = "3"  # 2: figure labels as text, the shared caption rule; 3: Markdown lists
+    #: Pages without a text layer are read by OCR when the ``ocr`` extra is installed.
+    uses_ocr = True
+    # 2: figure labels as text, the shared caption rule; 3: Markdown lists; 4: OCR of pages
+    # without a text layer
+    version = "4"
 
-    def parse(self, source: SourceFile, settings: ParseSettings) -> ParsedDocument:
+    def parse(
+        self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
+    ) -> ParsedDocument:
         import pypdfium2 as pdfium
 
         if len(source.data) > settings.max_file_mb * 1024 * 1024:
@@ -74,7 +82,7 @@ class PdfParser:
                 raise EncryptedDocumentError(source.path, "unsupported encryption") from exc
             raise ParseError(source.path, f"not a readable PDF ({exc})") from exc
         try:
-            return self._parse(doc, source, settings)
+            return self._parse(doc, source, settings, context)
         except DocsightError:
             raise
         except Exception as exc:  # the contract: name the file, never leak a library error
@@ -82,7 +90,13 @@ class PdfParser:
         finally:
             doc.close()
 
-    def _parse(self, doc: Any, source: SourceFile, settings: ParseSettings) -> ParsedDocument:
+    def _parse(
+        self,
+        doc: Any,
+        source: SourceFile,
+        settings: ParseSettings,
+        context: ParseContext | None,
+    ) -> ParsedDocument:
         n_pages = len(doc)
         if n_pages < 1:
             raise ParseError(source.path, "the PDF has no pages")
@@ -95,14 +109,18 @@ class PdfParser:
         outline = _outline(doc, builder)
         plumber = _open_plumber(source.data, builder)
         pages: list[Page] = []
+        run = OcrRun(context)
         try:
             for i in range(n_pages):
-                pages.append(_extract_page(doc, plumber, i, settings, builder))
+                pages.append(_extract_page(doc, plumber, i, settings, builder, run))
         finally:
             if plumber is not None:
                 plumber.close()
+        run.finish(builder)
         _layout(pages)
-        emit(pages, assign_roles(pages, outline, meta_title), builder)
+        roles = assign_roles(pages, outline, meta_title)
+        apply_hints(pages, roles)
+        emit(pages, roles, builder)
         # Without a credible metadata title the builder uses the TITLE element.
         return builder.build(title=meta_title, metadata=metadata)
 
@@ -180,7 +198,12 @@ def _open_plumber(data: bytes, builder: DocumentBuilder) -> Any:
 
 
 def _extract_page(
-    doc: Any, plumber: Any, i: int, settings: ParseSettings, builder: DocumentBuilder
+    doc: Any,
+    plumber: Any,
+    i: int,
+    settings: ParseSettings,
+    builder: DocumentBuilder,
+    run: OcrRun,
 ) -> Page:
     pdfium_page = doc[i]
     try:
@@ -208,7 +231,12 @@ def _extract_page(
                 plumber_page.close()
                 plumber_page = None
         glyphs = objects.glyphs if objects is not None else pdfium_glyphs(pdfium_page, page)
-        builder.update_page(i, text_chars=sum(1 for g in glyphs if not g.text.isspace()))
+        text_chars = sum(1 for g in glyphs if not g.text.isspace())
+        builder.update_page(i, text_chars=text_chars)
+        if wants_ocr(settings, text_chars) and ocr_page(pdfium_page, page, settings, builder, run):
+            if plumber_page is not None:
+                plumber_page.close()
+            return page
         ox, oy = page.origin
         # Content outside the crop box is invisible in every viewer.
         words = [
@@ -278,16 +306,9 @@ def _layout(pages: list[Page]) -> None:
     drop_decoration(pages)
     marks = find_furniture([p.lines for p in pages], [(p.origin[1], p.height) for p in pages])
     for page, furniture in zip(pages, marks, strict=True):
+        if page.scanned:
+            layout_scanned(page, furniture)
+            continue
         page.furniture = furniture
         body = [ln for k, ln in enumerate(page.lines) if k not in furniture]
-        items: list[Line | Atom] = [*body, *page.atoms]
-        ordered = reading_order(items, page.width)
-        run: list[tuple[Line, int]] = []
-        for item, col in ordered:
-            if isinstance(item, Line):
-                run.append((item, col))
-                continue
-            page.units.extend(group_blocks(merge_row_segments(run)))
-            run = []
-            page.units.append(item)
-        page.units.extend(group_blocks(merge_row_segments(run)))
+        page.units.extend(order_units(body, page.atoms, page.width))

@@ -5,7 +5,10 @@
 * :func:`merge_row_segments` re-joins pieces of one visual line that the XY-cut kept in one column
   (bullets and their text, table-like rows without rules);
 * :func:`group_blocks` splits the ordered lines into paragraph-like blocks;
-* :func:`join_lines` joins a block's lines, undoing end-of-line hyphenation.
+* :func:`join_lines` joins a block's lines, undoing end-of-line hyphenation;
+* :func:`order_units` runs the three in turn: lines and atoms → blocks and atoms in order.
+
+Nothing here knows where the boxes come from, so OCR'd page images use the same functions.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ _HYPHENS = ("-", "\u2010", "\u00ad")
 _SENTENCE_END = (".", "!", "?", ":", ";")
 
 B = TypeVar("B", bound=Box)
+U = TypeVar("U", bound=Box)
 
 
 # --- reading order -------------------------------------------------------------------------------
@@ -205,6 +209,25 @@ def merge_row_segments(ordered: list[tuple[Line, int]]) -> list[tuple[Line, int]
                 continue
         out.append((line, col))
     return out
+
+
+def order_units(lines: Sequence[Line], atoms: Sequence[U], page_width: float) -> list[Block | U]:
+    """Lines and atoms (tables, figures) in reading order, the lines grouped into blocks.
+
+    A block never spans an atom: the lines before and after it are grouped separately.
+    """
+    items: list[Line | U] = [*lines, *atoms]
+    units: list[Block | U] = []
+    run: list[tuple[Line, int]] = []
+    for item, col in reading_order(items, page_width):
+        if isinstance(item, Line):
+            run.append((item, col))
+            continue
+        units.extend(group_blocks(merge_row_segments(run)))
+        run = []
+        units.append(item)
+    units.extend(group_blocks(merge_row_segments(run)))
+    return units
 
 
 # --- blocks --------------------------------------------------------------------------------------

@@ -1,0 +1,57 @@
+"""Vertical or horizontal: is a document read like a report or looked at like a slide deck?
+
+MM-BizRAG treats the two differently: report-like ("vertical") documents are linear text with
+tables and pictures as separate artifacts, slide-like ("horizontal") documents are best seen a page
+at a time. Offline, the decision uses what the parse already measured: page shape (slides are
+landscape), text density (slides carry few words per page), type size (slides use large type)
+and whether most pages open with a title. A configured vision model may overrule it later.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from docsight.document.model import (
+    FURNITURE_KINDS,
+    HEADING_KINDS,
+    Element,
+    Layout,
+    Page,
+)
+
+_LANDSCAPE = 1.15  # width / height above which a page counts as landscape
+_SPARSE_WORDS = 120  # words per page below which a page reads like a slide
+_LARGE_TYPE = 15.0  # median body size (pt) of slide text
+_PAGED_TYPES = ("application/pdf", "image/")
+
+
+def classify_layout(media_type: str, pages: Sequence[Page], elements: Sequence[Element]) -> Layout:
+    """``horizontal`` or ``vertical`` from the parsed pages; flowing formats are vertical."""
+    if not media_type.startswith(_PAGED_TYPES) or not pages:
+        return "vertical"  # text, Markdown, HTML, Word: no pages to look at
+    sized = [p for p in pages if p.width > 0 and p.height > 0]
+    landscape = (
+        sum(1 for p in sized if p.width / p.height >= _LANDSCAPE) / len(sized) if sized else 0.0
+    )
+    words = [0] * len(pages)
+    titled: set[int] = set()
+    sizes: list[float] = []
+    for e in elements:
+        if e.kind in FURNITURE_KINDS or e.page >= len(pages):
+            continue
+        n = len(e.text.split())
+        words[e.page] += n
+        if e.kind in HEADING_KINDS:
+            titled.add(e.page)
+        elif e.font is not None and e.font.size:
+            sizes.extend([e.font.size] * min(n, 50))
+    text_pages = [w for w in words if w > 0]
+    density = statistics.median(text_pages) if text_pages else 0.0
+    body_size = statistics.median(sizes) if sizes else 0.0
+    score = 0.0
+    score += 2.0 if landscape >= 0.8 else 0.0
+    score += 1.0 if density < _SPARSE_WORDS else 0.0
+    score += 1.0 if body_size >= _LARGE_TYPE else 0.0
+    score += 1.0 if text_pages and len(titled) >= 0.6 * len(text_pages) else 0.0
+    return "horizontal" if score >= 3.0 else "vertical"

@@ -1,0 +1,92 @@
+"""Page chunks for slide-like documents, and the ``auto`` strategy that picks per document.
+
+MM-BizRAG's horizontal treatment: a slide is understood as a whole, so each page becomes one
+chunk — its page-level description (title, text, picture descriptions) for retrieval, its text
+with tables as Markdown for reading — with the page render attached for models that can look.
+"""
+
+from __future__ import annotations
+
+from docsight.document.chunk import Chunk
+from docsight.document.model import Document, Element, ElementKind
+from docsight.ingest.chunking import (
+    ARTIFACT_KINDS,
+    artifact_reading,
+    bound_captions,
+    common_prefix,
+    is_skipped_picture,
+    make_chunk,
+)
+from docsight.ingest.element_chunker import ElementChunker
+from docsight.settings import ChunkSettings
+
+
+class PageChunker:
+    strategy = "page"
+    version = "1"
+
+    def __init__(self, settings: ChunkSettings | None = None) -> None:
+        self.settings = settings or ChunkSettings()
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        captions = bound_captions(document)
+        caption_ids = {c.id for c in captions.values()}
+        per_page: dict[int, list[Element]] = {}
+        for element in document.indexable_elements():
+            per_page.setdefault(element.page, []).append(element)
+        chunks: list[Chunk] = []
+        for page in document.pages:
+            elements = [
+                e
+                for e in per_page.get(page.index, [])
+                if not (e.kind in ARTIFACT_KINDS and is_skipped_picture(e))
+            ]
+            parts = []
+            for e in elements:
+                if e.id in caption_ids:
+                    continue
+                if e.kind in ARTIFACT_KINDS:
+                    parts.append(artifact_reading(e, captions.get(e.id)))
+                elif e.kind in (ElementKind.HEADING, ElementKind.TITLE):
+                    parts.append(f"{'#' * min(e.level or 1, 6)} {e.text.strip()}")
+                else:
+                    parts.append((e.markdown if e.kind == ElementKind.LIST else None) or e.text)
+            body = "\n".join(p.strip() for p in parts if p.strip())
+            index_text = page.description or body
+            if not index_text.strip():
+                continue
+            chunks.append(
+                make_chunk(
+                    document,
+                    self.strategy,
+                    len(chunks),
+                    elements=elements,
+                    body=body or index_text,
+                    index_text=index_text,
+                    page=page.index,
+                    kind="page",
+                    section_path=common_prefix(
+                        [document.section_path(e.section_id) for e in elements]
+                    ),
+                    prefix=False,  # a page is its own context; its title leads the text
+                    image_ids=[page.image_id] if page.image_id else [],
+                )
+            )
+        return chunks
+
+
+class AutoChunker:
+    """``element`` chunks for vertical documents, ``page`` chunks for horizontal ones."""
+
+    strategy = "auto"
+
+    def __init__(self, settings: ChunkSettings | None = None) -> None:
+        self.settings = settings or ChunkSettings()
+        self._element = ElementChunker(self.settings)
+        self._page = PageChunker(self.settings)
+        self.version = f"{self._element.version}.{self._page.version}"
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        if document.layout == "horizontal":
+            return self._page.chunk(document)
+        return self._element.chunk(document)

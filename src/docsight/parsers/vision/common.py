@@ -1,0 +1,205 @@
+"""What the vision engines share: result types, image conversion, optional imports, caching.
+
+Only numpy and Pillow (default dependencies) are imported here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from importlib import metadata
+from types import ModuleType
+from typing import Any, TypeVar
+
+import numpy as np
+from PIL import Image
+
+from docsight.cache import JsonCache
+from docsight.document.model import ElementKind
+from docsight.errors import MissingDependencyError
+
+#: A box as ``(x0, y0, x1, y1)`` in pixels, origin top-left.
+Box = tuple[float, float, float, float]
+T = TypeVar("T")
+
+#: Modules the ``ocr`` extra provides (import names).
+OCR_MODULES = ("rapidocr", "rapid_layout", "rapid_table", "cv2", "onnxruntime")
+
+
+@dataclass(frozen=True)
+class OcrLine:
+    """One line of recognised text; the box is axis-aligned around the detected polygon."""
+
+    text: str
+    box: Box
+    score: float
+
+    @property
+    def x0(self) -> float:
+        return self.box[0]
+
+    @property
+    def top(self) -> float:
+        return self.box[1]
+
+    @property
+    def x1(self) -> float:
+        return self.box[2]
+
+    @property
+    def bottom(self) -> float:
+        return self.box[3]
+
+    @property
+    def vertical(self) -> bool:
+        # RapidOCR turns crops at least 1.5 times taller than wide before recognising them, so
+        # such boxes hold text running up or down the page (axis titles, margin stamps).
+        w, h = self.box[2] - self.box[0], self.box[3] - self.box[1]
+        return len(self.text.strip()) >= 2 and h >= 1.5 * w
+
+    def to_json(self) -> list[Any]:
+        return [self.text, *(round(v, 1) for v in self.box), round(self.score, 4)]
+
+    @classmethod
+    def from_json(cls, row: list[Any]) -> OcrLine:
+        text, x0, y0, x1, y1, score = row
+        return cls(str(text), (float(x0), float(y0), float(x1), float(y1)), float(score))
+
+
+@dataclass(frozen=True)
+class Region:
+    """A layout region: ``label`` is one of the CDLA classes (text, title, figure,
+    figure_caption, table, table_caption, header, footer, reference, equation)."""
+
+    label: str
+    box: Box
+    score: float
+
+    def to_json(self) -> list[Any]:
+        return [self.label, *(round(v, 1) for v in self.box), round(self.score, 4)]
+
+    @classmethod
+    def from_json(cls, row: list[Any]) -> Region:
+        label, x0, y0, x1, y1, score = row
+        return cls(str(label), (float(x0), float(y0), float(x1), float(y1)), float(score))
+
+
+@dataclass(frozen=True)
+class PageLine:
+    """An OCR line with what the page tells about it: estimated font size (pixels), weight."""
+
+    text: str
+    box: Box
+    score: float
+    size: float
+    bold: bool = False
+    vertical: bool = False
+
+
+@dataclass(frozen=True)
+class Ink:
+    """What the pixels of a line box tell: ``stroke`` is the mean horizontal run length of ink
+    (stroke width; bold is wider), ``core`` the height of the band where the ink is dense (the
+    x-height of mixed-case text, the cap height of capitals), both in pixels; 0 = unmeasured."""
+
+    stroke: float = 0.0
+    core: float = 0.0
+
+
+@dataclass
+class Block:
+    """A piece of page content in reading order, in pixels of the page image."""
+
+    kind: ElementKind
+    text: str
+    box: Box
+    level: int | None = None
+    markdown: str | None = None
+    rows: list[list[str]] | None = None
+    #: Mean OCR confidence of the lines, weighted by characters (``None`` without text).
+    score: float | None = None
+    lines: list[PageLine] = field(default_factory=list)
+    #: The layout label that applied, if any.
+    label: str | None = None
+
+    def scaled(self, factor: float) -> Block:
+        """The block with every box multiplied by ``factor``."""
+
+        def sc(b: Box) -> Box:
+            return (b[0] * factor, b[1] * factor, b[2] * factor, b[3] * factor)
+
+        lines = [replace(ln, box=sc(ln.box), size=ln.size * factor) for ln in self.lines]
+        return replace(self, box=sc(self.box), lines=lines)
+
+
+def ocr_available() -> bool:
+    """Whether the ``ocr`` extra is installed (checked without importing it)."""
+    return all(importlib.util.find_spec(name) is not None for name in OCR_MODULES)
+
+
+def import_optional(module: str, feature: str) -> ModuleType:
+    """Import a module of the ``ocr`` extra or raise :class:`MissingDependencyError`."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError(feature, "ocr", f"{module}: {exc}") from exc
+
+
+def package_version(distribution: str, parts: int = 2) -> str:
+    """``major.minor`` of an installed distribution, for cache namespaces."""
+    try:
+        return ".".join(metadata.version(distribution).split(".")[:parts])
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def to_rgb_array(image: Image.Image | np.ndarray) -> np.ndarray:
+    """An ``H × W × 3`` uint8 RGB array; transparent pixels are laid on white.
+
+    Arrays are taken as RGB (or grayscale when 2-D) already.
+    """
+    if isinstance(image, np.ndarray):
+        arr = image
+        if arr.ndim == 2:
+            arr = np.repeat(arr[:, :, None], 3, axis=2)
+        elif arr.ndim == 3 and arr.shape[2] == 4:
+            alpha = arr[:, :, 3:4].astype(np.float32) / 255.0
+            arr = arr[:, :, :3] * alpha + 255.0 * (1.0 - alpha)
+        if arr.dtype != np.uint8:
+            arr = np.clip(arr, 0, 255).astype(np.uint8)
+        return np.ascontiguousarray(arr[:, :, :3])
+    return np.asarray(flatten_image(image))
+
+
+def flatten_image(image: Image.Image) -> Image.Image:
+    """An RGB copy of ``image``: alpha laid on white, 16-bit and float images stretched to
+    8 bits (a plain conversion would clip them to black or white)."""
+    mode = image.mode
+    if mode in ("I", "F") or mode.startswith("I;"):
+        values = np.asarray(image, dtype=np.float64)
+        lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+        span = hi - lo or 1.0
+        image = Image.fromarray(((values - lo) * (255.0 / span)).astype(np.uint8), "L")
+        mode = "L"
+    if mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in image.info):
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
+    return image if mode == "RGB" else image.convert("RGB")
+
+
+def pixel_digest(arr: np.ndarray) -> str:
+    """A content hash of an image's pixels (shape included), to key cached model outputs."""
+    h = hashlib.sha256(repr((arr.shape, str(arr.dtype))).encode())
+    h.update(np.ascontiguousarray(arr).data)
+    return h.hexdigest()
+
+
+def memo(cache: JsonCache | None, namespace: str, key: str, compute: Callable[[], T]) -> T:
+    """``cache.memo`` when a cache is given, else just ``compute()``."""
+    if cache is None:
+        return compute()
+    return cache.memo(namespace, key, compute)

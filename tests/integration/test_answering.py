@@ -145,3 +145,43 @@ def test_context_assembly_orders_sources_and_expands_placeholders(tmp_path: Path
     assert joined.count("| North | 10 | 14 |") == 1  # never twice
     orders = [next(c.order for c in chunks if c.id == s.chunk_id) for s in sources]
     assert orders == sorted(orders)  # document order
+
+
+def _slide_deck(path: Path) -> Path:
+    from reportlab.pdfgen.canvas import Canvas
+
+    c = Canvas(str(path), pagesize=(768, 432))
+    for title, bullets in [
+        ("Widget strategy", ["Grow in Europe", "Cut unit cost"]),
+        ("Key points", ["Revenue up 12 percent", "Two new plants opened"]),
+        ("Next steps", ["Hire engineers", "Launch the T-300"]),
+    ]:
+        c.setFont("Helvetica-Bold", 32)
+        c.drawString(48, 360, title)
+        c.setFont("Helvetica", 22)
+        for i, bullet in enumerate(bullets):
+            c.drawString(72, 280 - 44 * i, f"- {bullet}")
+        c.showPage()
+    c.save()
+    return path
+
+
+def test_slide_pages_text_and_image_chunks_become_one_source(tmp_path: Path) -> None:
+    from docsight.agents.context import assemble
+
+    deck = _slide_deck(tmp_path / "deck.pdf")
+    ds = DocSight(tmp_path / "col")
+    ds.ingest([deck])
+    assert ds.document("deck.pdf").layout == "horizontal"
+    chunks = ds.store.document_chunks(ds.resolve("deck.pdf").id)
+    assert {(c.page, c.kind) for c in chunks} == {
+        (p, k) for p in range(3) for k in ("page", "page_image")
+    }
+    assert all(c.image_ids for c in chunks)  # the slide render travels with both
+    hits = ds.search("key points revenue plants", k=10, doc_names=["deck.pdf"])
+    assert {h.kind for h in hits if h.page == 1} == {"page", "page_image"}
+    sources = assemble(hits, ds.store)
+    on_slide = [s for s in sources if s.page == 1]
+    assert len(on_slide) == 1 and "Page image: Page 2: Key points." in on_slide[0].text
+    assert on_slide[0].image_ids
+    assert [s.n for s in sources] == list(range(1, len(sources) + 1))

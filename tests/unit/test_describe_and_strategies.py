@@ -120,14 +120,19 @@ def test_page_and_auto_strategies() -> None:
     b = _builder()
     for i in range(3):
         b.add_page(768, 432)
+        b.set_page_image(i, b.add_asset("page", "image/png", _png(Image.new("RGB", (8, 8))), 8, 8))
         b.add(ElementKind.HEADING, f"Slide {i + 1}", page=i, level=1)
         b.add(ElementKind.LIST, "- point a\n- point b", page=i)
     slides = enrich(b.build())
     assert slides.document.layout == "horizontal"
     assert slides.document.pages[1].description == "Page 2: Slide 2. - point a - point b"
     pages = PageChunker().chunk(slides.document)
-    assert [c.page for c in pages] == [0, 1, 2] and all(c.kind == "page" for c in pages)
-    assert pages[0].text.startswith("Page 1: Slide 1.")
+    # each slide: its text, and its image retrieved through the page description
+    assert [(c.page, c.kind) for c in pages] == [
+        (p, kind) for p in range(3) for kind in ("page", "page_image")
+    ]
+    assert pages[0].body == "# Slide 1\n- point a\n- point b"
+    assert pages[1].text.startswith("Page 1: Slide 1.")
     auto = AutoChunker()
-    assert [c.kind for c in auto.chunk(slides.document)] == ["page"] * 3
+    assert {c.kind for c in auto.chunk(slides.document)} == {"page", "page_image"}
     assert {c.kind for c in auto.chunk(_report().document)} == {"table", "text"}

@@ -18,7 +18,9 @@ from docsight.retrieval.hit import Hit
 
 
 def assemble(hits: Sequence[Hit], store: Store) -> list[Source]:
-    unique = list({h.chunk_id or f"page:{h.doc_id}:{h.page}": h for h in hits}.values())
+    unique = _merge_page_images(
+        list({h.chunk_id or f"page:{h.doc_id}:{h.page}": h for h in hits}.values())
+    )
     chunks = {c.id: c for c in store.get_chunks([h.chunk_id for h in unique if h.chunk_id])}
     doc_rank: dict[str, int] = {}
     for hit in unique:
@@ -70,3 +72,19 @@ def assemble(hits: Sequence[Hit], store: Store) -> list[Source]:
             )
         )
     return sources
+
+
+def _merge_page_images(hits: list[Hit]) -> list[Hit]:
+    """A page's text chunk and its page-image chunk become one source: the text, then what the
+    page image shows. The hits given are not modified."""
+    images = {(h.doc_id, h.page): h for h in hits if h.kind == "page_image"}
+    texts = {(h.doc_id, h.page) for h in hits if h.kind == "page"}
+    merged: list[Hit] = []
+    for hit in hits:
+        key = (hit.doc_id, hit.page)
+        if hit.kind == "page_image" and key in texts:
+            continue  # shown with its page text
+        if hit.kind == "page" and key in images:
+            hit = hit.model_copy(update={"text": f"{hit.text}\nPage image: {images[key].text}"})
+        merged.append(hit)
+    return merged

@@ -1,8 +1,10 @@
 """Page chunks for slide-like documents, and the ``auto`` strategy that picks per document.
 
-MM-BizRAG's horizontal treatment: a slide is understood as a whole, so each page becomes one
-chunk — its page-level description (title, text, picture descriptions) for retrieval, its text
-with tables as Markdown for reading — with the page render attached for models that can look.
+MM-BizRAG's horizontal treatment: a slide is understood as a whole. Each page gives a text chunk
+(its words, tables as Markdown) and, when the page has a description (a slide deck, or any page a
+vision model described), a page-image chunk: the render, retrieved through what it shows. Both
+point at the same page, so page-level fusion combines them, and context assembly shows them as
+one source.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from docsight.settings import ChunkSettings
 
 class PageChunker:
     strategy = "page"
-    version = "1"
+    version = "2"  # 2: a page-image chunk beside the page text chunk
 
     def __init__(self, settings: ChunkSettings | None = None) -> None:
         self.settings = settings or ChunkSettings()
@@ -52,26 +54,28 @@ class PageChunker:
                 else:
                     parts.append((e.markdown if e.kind == ElementKind.LIST else None) or e.text)
             body = "\n".join(p.strip() for p in parts if p.strip())
-            index_text = page.description or body
-            if not index_text.strip():
-                continue
-            chunks.append(
-                make_chunk(
-                    document,
-                    self.strategy,
-                    len(chunks),
-                    elements=elements,
-                    body=body or index_text,
-                    index_text=index_text,
-                    page=page.index,
-                    kind="page",
-                    section_path=common_prefix(
-                        [document.section_path(e.section_id) for e in elements]
-                    ),
-                    prefix=False,  # a page is its own context; its title leads the text
-                    image_ids=[page.image_id] if page.image_id else [],
+            images = [page.image_id] if page.image_id else []
+            path = common_prefix([document.section_path(e.section_id) for e in elements])
+            units = [("page", body)] if body else []
+            if page.image_id and page.description and page.description != body:
+                # Only a rendered page has an image to find (PPTX slides are not rendered).
+                units.append(("page_image", page.description))
+            for kind, text in units:
+                chunks.append(
+                    make_chunk(
+                        document,
+                        self.strategy,
+                        len(chunks),
+                        elements=elements,
+                        body=text,
+                        index_text=text,
+                        page=page.index,
+                        kind=kind,
+                        section_path=path,
+                        prefix=False,  # a page is its own context; its title leads the text
+                        image_ids=images,
+                    )
                 )
-            )
         return chunks
 
 

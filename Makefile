@@ -26,10 +26,13 @@ demo: install
 	$(BIN)/python scripts/make_sample_corpus.py $(SAMPLES)/corpus
 	$(DS) ingest $(SAMPLES)/corpus
 	$(DS) docs
+	$(DS) map northwind-annual-report-2024.pdf
 	$(DS) ask "What was Northwind's revenue in 2024?"
 	$(DS) ask "What does error E47 mean on the T-200?"
 	$(DS) ask "How much did batch C drift after eighteen months?"
 	$(DS) ask "How long is the warranty?"
+	$(DS) ask "What is the order number of the desiccant pack?"
+	$(DS) ask "How much does the T-300 data plan cost?"
 	$(DS) ask "Who is the chief executive of Contoso?"
 	$(DS) search "revenue guidance for 2025" -k 3
 

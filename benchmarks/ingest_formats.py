@@ -62,12 +62,12 @@ def main() -> int:
         build_corpus(corpus, args.scale)
         report = DocSight(Path(tmp) / "collection").ingest([corpus])
         by_type: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-        media = {
-            d.name: d.media_type.split("/")[-1].split(".")[-1]
-            for d in DocSight(Path(tmp) / "collection").documents()
+        # Label rows by the parser that read the file ("pdf/4+ocr" -> "pdf").
+        parsers = {
+            d.name: d.parser.split("/")[0] for d in DocSight(Path(tmp) / "collection").documents()
         }
         for f in report.files:
-            kind = media.get(f.name, Path(f.name).suffix.lstrip("."))
+            kind = parsers.get(f.name, Path(f.name).suffix.lstrip("."))
             row = by_type[kind]
             row["files"] += 1
             row["pages"] += f.pages
@@ -75,17 +75,22 @@ def main() -> int:
             row["seconds"] += f.seconds
             for stage in STAGES:
                 row[stage] += f.timings.get(stage, 0.0)
-        print(f"{len(report.files)} files, {report.counts()}, {report.seconds:.1f} s in all\n")
+        lines = [f"{len(report.files)} files, {report.counts()}, {report.seconds:.1f} s in all", ""]
         header = ["format", "files", "pages", "chunks", *STAGES, "pages/s"]
-        print(" | ".join(header))
-        print(" | ".join("---" for _ in header))
+        lines += [" | ".join(header), " | ".join("---" for _ in header)]
         for kind, row in sorted(by_type.items()):
             rate = row["pages"] / row["seconds"] if row["seconds"] else 0.0
             cells = [kind, f"{row['files']:.0f}", f"{row['pages']:.0f}", f"{row['chunks']:.0f}"]
             cells += [f"{row[s]:.2f}" for s in STAGES] + [f"{rate:.1f}"]
-            print(" | ".join(cells))
-        for f in report.failed:
-            print(f"failed: {f.name}: {f.reason}")
+            lines.append(" | ".join(cells))
+        lines += [f"failed: {f.name}: {f.reason}" for f in report.failed]
+        lines += [f"no text: {f.name}" for f in report.no_text]
+    text = "\n".join(lines) + "\n"
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "ingest_formats.md").write_text(
+        "# Ingestion per format and stage (generated documents, default settings)\n\n" + text
+    )
+    print(text)
     return 0
 
 

@@ -87,7 +87,7 @@ def main() -> int:
     chunks = sum(f.chunks for f in first.files)
     stage = {
         s: sum(f.timings.get(s, 0.0) for f in first.files)
-        for s in ("parse", "chunk", "embed", "store")
+        for s in ("parse", "describe", "chunk", "embed", "store")
     }
     second = DocSight(args.collection).ingest([args.data / "documents"])
 

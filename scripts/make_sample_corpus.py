@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Write a small sample corpus for the demo: a PDF annual report, a two-column PDF research note,
-a Markdown field guide and a plain-text FAQ. All content is fictional and written for docsight.
+a Markdown field guide, a plain-text FAQ, a Word maintenance procedure and a PowerPoint launch
+deck. All content is fictional and written for docsight.
 
     python scripts/make_sample_corpus.py samples/corpus
 
-Needs reportlab and Pillow (installed by `make install`).
+Needs reportlab and Pillow (installed by `make install`) and python-docx/python-pptx (docsight).
 """
 
 from __future__ import annotations
@@ -299,6 +300,55 @@ automatically when the logger is connected.
 """
 
 
+def maintenance_docx(path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.core_properties.title = "T-200 Maintenance Procedure"
+    document.add_heading("T-200 Maintenance Procedure", level=0)
+    document.add_heading("1 Monthly checks", level=1)
+    document.add_paragraph(
+        "Inspect the probe cable for cuts and the housing seal for cracks. Replace the desiccant "
+        "pack when its indicator has turned pink."
+    )
+    for step in ("Wipe the sensor window", "Check the seal", "Replace the desiccant pack"):
+        document.add_paragraph(step, style="List Number")
+    document.add_heading("2 Spare parts", level=1)
+    document.add_paragraph("Table 1: Spare parts and their order numbers.", style="Caption")
+    rows = [
+        ("Part", "Order number", "Replace every"),
+        ("Housing seal", "NW-S-204", "24 months"),
+        ("Desiccant pack", "NW-D-017", "6 months"),
+        ("Probe cable", "NW-C-350", "when damaged"),
+    ]
+    table = document.add_table(rows=len(rows), cols=3)
+    table.style = "Table Grid"
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    document.save(str(path))
+
+
+def launch_pptx(path: Path) -> None:
+    from pptx import Presentation
+
+    deck = Presentation()
+    slides = [
+        ("T-300 Launch Plan", ["Cellular connectivity for cold chains", "Ships in Q3 2025"]),
+        ("Why customers want it", ["No gateway to install", "Alerts within 60 seconds"]),
+        ("Pricing", ["Logger: 249 dollars", "Data plan: 9 dollars per month"]),
+    ]
+    for title, bullets in slides:
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = title
+        body = slide.placeholders[1].text_frame
+        body.text = bullets[0]
+        for bullet in bullets[1:]:
+            body.add_paragraph().text = bullet
+        slide.notes_slide.notes_text_frame.text = f"Speaker notes for {title.lower()}."
+    deck.save(str(path))
+
+
 def main(argv: list[str]) -> int:
     out = Path(argv[1] if len(argv) > 1 else "samples/corpus")
     out.mkdir(parents=True, exist_ok=True)
@@ -306,7 +356,9 @@ def main(argv: list[str]) -> int:
     research_note(out / "research-note-rn17.pdf")
     (out / "t200-field-guide.md").write_text(FIELD_GUIDE, encoding="utf-8")
     (out / "support-faq.txt").write_text(FAQ, encoding="utf-8")
-    print(f"wrote 4 documents to {out}")
+    maintenance_docx(out / "t200-maintenance.docx")
+    launch_pptx(out / "t300-launch.pptx")
+    print(f"wrote 6 documents to {out}")
     return 0
 
 

@@ -223,11 +223,16 @@ def info(as_json: JsonOption = False) -> None:
         ds = _docsight()
         stats = ds.info()
         llm = ds.settings.llm
+        vlm = ds.settings.vlm
         extra = {
             "llm": f"{llm.model} at {llm.base_url or 'api.openai.com'}"
             if llm.enabled
             else "none (offline answers)",
+            "vision model": f"{vlm.model} at {vlm.base_url or 'api.openai.com'}"
+            if vlm.enabled
+            else "none (offline descriptions)",
             "embedding backend": ds.settings.embed.backend,
+            "chunking": ds.settings.chunk.strategy,
         }
     if as_json:
         render.print_json(console, {**stats.model_dump(mode="json"), **extra})

@@ -18,6 +18,10 @@ _ARTIFACTS = (ElementKind.TABLE, ElementKind.FIGURE, ElementKind.CHART)
 def document_map(doc: Document) -> dict[str, Any]:
     captions = {e.target: e.source for e in doc.edges if e.kind == EdgeKind.CAPTION_OF}
     by_id = {e.id: e for e in doc.elements}
+    sections = doc.section_index()
+    children: dict[str | None, list[Any]] = {}
+    for section in sorted(doc.sections, key=lambda s: s.order):
+        children.setdefault(section.parent_id, []).append(section)
     section_titles = {s.id: s.title for s in doc.sections}
     per_section: dict[str | None, list[Any]] = {}
     pages_of: dict[str | None, set[int]] = {}
@@ -42,7 +46,7 @@ def document_map(doc: Document) -> dict[str, Any]:
 
     def node(section_id: str | None, nested: bool = True) -> dict[str, Any]:
         elements = per_section.get(section_id, [])
-        section = next((s for s in doc.sections if s.id == section_id), None)
+        section = sections.get(section_id or "")
         pages = sorted(pages_of.get(section_id, set()))
         return {
             "id": section_id,
@@ -54,7 +58,7 @@ def document_map(doc: Document) -> dict[str, Any]:
                 Counter(str(e.kind) for e in elements if e.kind != ElementKind.HEADING)
             ),
             "artifacts": artifacts(section_id),
-            "children": [node(c.id) for c in doc.children(section_id)] if nested else [],
+            "children": [node(c.id) for c in children.get(section_id, [])] if nested else [],
         }
 
     def target_name(edge: Any) -> str:
@@ -72,7 +76,7 @@ def document_map(doc: Document) -> dict[str, Any]:
         "layout": doc.layout,
         "pages": doc.page_count,
         "front_matter": node(None, nested=False),
-        "sections": [node(s.id) for s in doc.children(None)],
+        "sections": [node(s.id) for s in children.get(None, [])],
         "references": [
             {
                 "from_page": by_id[e.source].page if e.source in by_id else None,

@@ -66,11 +66,9 @@ def _section(draft: _Draft, *, last: bool) -> str | None:
     return (content[-1] if last else content[0]).section_id
 
 
-def _level(document: Document, draft: _Draft) -> int:
+def _level(levels: dict[str, int], draft: _Draft) -> int:
     """The heading level of the section the draft's text belongs to (0: before any heading)."""
-    section_id = _section(draft, last=True)
-    section = next((s for s in document.sections if s.id == section_id), None)
-    return section.level if section is not None else 0
+    return levels.get(_section(draft, last=True) or "", 0)
 
 
 class ElementChunker:
@@ -86,6 +84,7 @@ class ElementChunker:
         s = self.settings
         captions = bound_captions(document)
         caption_ids = {c.id for c in captions.values()}
+        levels = {s.id: s.level for s in document.sections}
         drafts: list[_Draft] = []
         current: _Draft | None = None
 
@@ -133,7 +132,7 @@ class ElementChunker:
                     and (
                         current.words >= s.min_words
                         or current.page != element.page
-                        or (element.level or 1) <= _level(document, current)
+                        or (element.level or 1) <= _level(levels, current)
                     )
                 ):
                     flush()

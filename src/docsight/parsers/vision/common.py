@@ -8,11 +8,12 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -203,3 +204,30 @@ def memo(cache: JsonCache | None, namespace: str, key: str, compute: Callable[[]
     if cache is None:
         return compute()
     return cache.memo(namespace, key, compute)
+
+
+E = TypeVar("E", bound="ModelEngine")
+
+
+class ModelEngine:
+    """A model loaded on first use, guarded by a lock, one instance per process and class.
+
+    ``calls`` counts model invocations (cache misses), which tests use to prove caching.
+    """
+
+    _instances: ClassVar[dict[type, ModelEngine]] = {}
+    _instances_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def shared(cls: type[E]) -> E:
+        """The process-wide engine of this kind."""
+        with ModelEngine._instances_lock:
+            engine = ModelEngine._instances.get(cls)
+            if engine is None:
+                engine = ModelEngine._instances[cls] = cls()
+            return engine  # type: ignore[return-value]

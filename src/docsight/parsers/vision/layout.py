@@ -12,15 +12,15 @@ labels much less so, which is why :mod:`.page` uses them only as hints.
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
 from docsight.cache import JsonCache, content_key
 from docsight.parsers.vision.common import (
+    ModelEngine,
     Region,
     import_optional,
     memo,
@@ -50,24 +50,12 @@ _IOU = 0.5
 _FEATURE = "layout detection on page images"
 
 
-class LayoutEngine:
+class LayoutEngine(ModelEngine):
     """rapid-layout behind a cache. ``calls`` counts model invocations (cache misses)."""
 
-    _shared: ClassVar[LayoutEngine | None] = None
-    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
-
     def __init__(self, min_score: float = MIN_SCORE) -> None:
+        super().__init__()
         self.min_score = min_score
-        self.calls = 0
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    @classmethod
-    def shared(cls) -> LayoutEngine:
-        with cls._shared_lock:
-            if cls._shared is None:
-                cls._shared = cls()
-            return cls._shared
 
     @property
     def namespace(self) -> str:

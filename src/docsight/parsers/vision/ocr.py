@@ -11,14 +11,14 @@ reach us upright (PDF renders apply /Rotate, images their EXIF orientation).
 
 from __future__ import annotations
 
-import threading
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
 from docsight.cache import JsonCache, content_key
 from docsight.parsers.vision.common import (
+    ModelEngine,
     OcrLine,
     import_optional,
     memo,
@@ -39,26 +39,13 @@ DET_SIDE = 1600
 _FEATURE = "OCR of page images"
 
 
-class OcrEngine:
+class OcrEngine(ModelEngine):
     """RapidOCR behind a cache. ``calls`` counts model invocations (cache misses)."""
 
-    _shared: ClassVar[OcrEngine | None] = None
-    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
-
     def __init__(self, max_side: int = MAX_SIDE, min_score: float = MIN_SCORE) -> None:
+        super().__init__()
         self.max_side = max_side
         self.min_score = min_score
-        self.calls = 0
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    @classmethod
-    def shared(cls) -> OcrEngine:
-        """The process-wide engine."""
-        with cls._shared_lock:
-            if cls._shared is None:
-                cls._shared = cls()
-            return cls._shared
 
     @property
     def namespace(self) -> str:

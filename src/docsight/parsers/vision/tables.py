@@ -8,15 +8,15 @@ hence the pin in the ``ocr`` extra. One engine per process, inference under a lo
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
 from docsight.cache import JsonCache, content_key
 from docsight.parsers.vision.common import (
+    ModelEngine,
     OcrLine,
     import_optional,
     memo,
@@ -84,23 +84,8 @@ def _owner(tr: Any) -> Any:
     return node
 
 
-class TableEngine:
+class TableEngine(ModelEngine):
     """rapid-table behind a cache. ``calls`` counts model invocations (cache misses)."""
-
-    _shared: ClassVar[TableEngine | None] = None
-    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self._model: Any = None
-        self._lock = threading.Lock()
-
-    @classmethod
-    def shared(cls) -> TableEngine:
-        with cls._shared_lock:
-            if cls._shared is None:
-                cls._shared = cls()
-            return cls._shared
 
     @property
     def namespace(self) -> str:

@@ -23,15 +23,20 @@ from fixtures.corpus_fixtures import GUIDE
 def test_ingest_then_skip_unchanged_without_loading_models(corpus: Path, tmp_path: Path) -> None:
     ds = DocSight(tmp_path / "col")
     report = ds.ingest([corpus])
-    assert report.counts() == {"added": 2, "skipped": 0, "no_text": 0, "failed": 0}
+    assert report.counts() == {"added": 2, "skipped": 1, "no_text": 0, "failed": 0}
     assert {f.name for f in report.added} == {"guide.md", "faq.txt"}
+    # Every file of the folder is accounted for: the JSON file is reported, not ignored;
+    # hidden folders are passed over silently.
+    (passed,) = report.skipped
+    assert passed.name == "notes.json" and "not a document type" in (passed.reason or "")
+    assert "secret.md" not in {f.name for f in report.files}
     assert all(f.chunks > 0 and f.doc_id for f in report.added)
     assert sorted(d.name for d in ds.documents()) == ["faq.txt", "guide.md"]
 
     again = DocSight(tmp_path / "col")
     second = again.ingest([corpus])
-    assert second.counts()["skipped"] == 2
-    assert all(f.reason == "unchanged" for f in second.skipped)
+    assert second.counts()["skipped"] == 3
+    assert {f.name for f in second.skipped if f.reason == "unchanged"} == {"guide.md", "faq.txt"}
     assert again._encoder is None  # nothing was parsed or embedded
 
 

@@ -31,3 +31,21 @@ def test_ndcg_hand_computed() -> None:
     assert ndcg_at_k(["a", "b"], {"b", "c", "d"}, 1) == 0.0
     with pytest.raises(ValueError):
         ndcg_at_k(["a"], set(), 10)
+
+
+def test_answer_in_context() -> None:
+    from docsight.evaluation.metrics import answer_in_context, answer_items
+
+    context = "Accrued liabilities were $6,063 million in FY2021. Revenue grew 12% to 44.5 billion."
+    assert answer_in_context("6063", context)
+    assert answer_in_context("6,063", context)
+    assert answer_in_context("44.5", context) and answer_in_context("12%", context)
+    assert not answer_in_context("2", context)  # "2" is inside FY2021, not a token of its own
+    assert not answer_in_context("606", context)
+    assert answer_in_context("revenue GREW", context)
+    assert answer_in_context("['Accrued liabilities', 'Revenue']", context)
+    assert not answer_in_context("['Revenue', 'Profit']", context)  # every item must appear
+    assert answer_items("['a', 'b']") == ["a", "b"] and answer_items(["x"]) == ["x"]
+    assert answer_items("[unbalanced") == ["[unbalanced"]
+    assert not answer_in_context("", context)
+    assert answer_in_context("Nike’s “Jordan” brand", 'nike\'s "jordan" brand')

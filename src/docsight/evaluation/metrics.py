@@ -7,7 +7,9 @@ callers, not scored as zero.
 
 from __future__ import annotations
 
+import ast
 import math
+import re
 from collections.abc import Hashable, Sequence, Set
 
 
@@ -47,3 +49,45 @@ def ndcg_at_k(ranked: Sequence[Hashable], relevant: Set[Hashable], k: int) -> fl
     )
     ideal = sum(1.0 / math.log2(position + 1) for position in range(1, min(k, len(relevant)) + 1))
     return dcg / ideal
+
+
+# --- answers in retrieved context --------------------------------------------------------------
+
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_SYMBOLS = re.compile(r"([%$€£¥])")
+_NON_WORD = re.compile(r"[^\w.%$€£¥-]+")
+
+
+def normalize_answer_text(text: str) -> str:
+    """Lower-case, unify quotes and dashes, drop thousands separators and punctuation, and
+    surround the result with spaces so whole-token containment is a substring test."""
+    text = _THOUSANDS.sub("", text.translate(_QUOTES).lower())
+    # Currency and percent signs are tokens of their own: "12%" holds the number 12.
+    text = _NON_WORD.sub(" ", _SYMBOLS.sub(r" \1 ", text))
+    tokens = [t.strip(".-") for t in text.split()]
+    return " " + " ".join(t for t in tokens if t) + " "
+
+
+def answer_items(answer: object) -> list[str]:
+    """The strings an answer consists of: a list answer (also written as "['a', 'b']") gives
+    each item, anything else one string."""
+    if isinstance(answer, list | tuple):
+        return [str(a) for a in answer]
+    text = str(answer).strip()
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            parsed = None
+        if isinstance(parsed, list | tuple):
+            return [str(a) for a in parsed]
+    return [text]
+
+
+def answer_in_context(answer: object, context: str) -> bool:
+    """Whether every part of the gold answer appears, as whole tokens, in the context."""
+    haystack = normalize_answer_text(context)
+    items = [normalize_answer_text(item) for item in answer_items(answer)]
+    items = [i for i in items if i.strip()]
+    return bool(items) and all(item in haystack for item in items)

@@ -40,10 +40,14 @@ DOCUMENT_SUFFIXES = frozenset(
 ProgressCallback = Callable[[IngestProgress], None]
 
 
-def discover(paths: Iterable[str | Path], exclude: Sequence[Path] = ()) -> list[Path]:
-    """Expand directories into their document files (recursively, hidden entries skipped)."""
+def discover(
+    paths: Iterable[str | Path], exclude: Sequence[Path] = ()
+) -> tuple[list[Path], list[Path]]:
+    """Expand directories (recursively, hidden entries skipped) into the files to ingest and the
+    files passed over because their type is not a document type docsight reads."""
     excluded = {p.resolve() for p in exclude}
     found: dict[Path, None] = {}
+    passed_over: dict[Path, None] = {}
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -53,11 +57,15 @@ def discover(paths: Iterable[str | Path], exclude: Sequence[Path] = ()) -> list[
                     continue
                 if any(parent in excluded for parent in child.resolve().parents):
                     continue
-                if child.is_file() and child.suffix.lower() in DOCUMENT_SUFFIXES:
+                if not child.is_file():
+                    continue
+                if child.suffix.lower() in DOCUMENT_SUFFIXES:
                     found.setdefault(child, None)
+                else:
+                    passed_over.setdefault(child, None)
         else:
             found.setdefault(path, None)
-    return list(found)
+    return list(found), list(passed_over)
 
 
 class IngestPipeline:
@@ -79,8 +87,18 @@ class IngestPipeline:
         self, paths: Sequence[str | Path], progress: ProgressCallback | None = None
     ) -> IngestReport:
         started = time.perf_counter()
-        files = discover(paths, exclude=[self.store.path])
+        files, passed_over = discover(paths, exclude=[self.store.path])
         report = IngestReport()
+        for path in passed_over:
+            kind = path.suffix.lower() or "no extension"
+            report.files.append(
+                FileOutcome(
+                    path=str(path),
+                    status="skipped",
+                    name=path.name,
+                    reason=f"not a document type docsight reads ({kind}); name the file to try it",
+                )
+            )
         self.store.recover()
         changed = False
         for index, path in enumerate(files, start=1):

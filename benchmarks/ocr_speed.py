@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 import numpy as np  # noqa: E402
 
+from docsight.evaluation.metrics import character_error_rate  # noqa: E402
 from docsight.parsers.pdf.page import Page  # noqa: E402
 from docsight.parsers.pdf.scan import ocr_scale  # noqa: E402
 from docsight.parsers.vision.assemble import assemble_blocks  # noqa: E402
@@ -58,17 +59,6 @@ class Clock:
         self.wall[stage] += time.perf_counter() - w
         self.cpu[stage] += time.process_time() - c
         return out
-
-
-def cer(reference: str, hypothesis: str) -> float:
-    ref, hyp = " ".join(reference.split()), " ".join(hypothesis.split())
-    prev = list(range(len(hyp) + 1))
-    for i, a in enumerate(ref, 1):
-        cur = [i] + [0] * len(hyp)
-        for j, b in enumerate(hyp, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a != b))
-        prev = cur
-    return prev[-1] / max(1, len(ref))
 
 
 def read_page(work: np.ndarray, clock: Clock) -> tuple[list[OcrLine], list[Block]]:
@@ -173,7 +163,7 @@ def main() -> None:
         result = read_pdf(scans.image_pdf, 0, settings)
         report(result)
         for k, (truth, got) in enumerate(zip(scangen.page_texts(), result["texts"], strict=True)):
-            print(f"  page {k + 1} CER vs source text: {cer(truth, got):.4f}")
+            print(f"  page {k + 1} CER vs source text: {character_error_rate(truth, got):.4f}")
 
     for name in DECKS:
         path = args.data / "documents" / name

@@ -20,6 +20,7 @@ from PIL import Image
 from docsight.cache import JsonCache
 from docsight.document.model import Element, ElementKind, ParsedDocument
 from docsight.errors import DocsightError, LimitExceededError, MissingDependencyError, ParseError
+from docsight.evaluation.metrics import character_error_rate
 from docsight.parsers.base import ParseContext, SourceFile
 from docsight.parsers.image import ImageParser
 from docsight.settings import ParseSettings
@@ -29,18 +30,6 @@ from fixtures.scan_fixtures import scan_source
 Parse = Callable[..., ParsedDocument]
 #: Character error rate allowed against the source text (measured: 0.000-0.003 on these scans).
 MAX_CER = 0.02
-
-
-def cer(reference: str, hypothesis: str) -> float:
-    """Levenshtein distance over the reference length, whitespace runs folded."""
-    ref, hyp = " ".join(reference.split()), " ".join(hypothesis.split())
-    prev = list(range(len(hyp) + 1))
-    for i, a in enumerate(ref, 1):
-        cur = [i] + [0] * len(hyp)
-        for j, b in enumerate(hyp, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a != b))
-        prev = cur
-    return prev[-1] / max(1, len(ref))
 
 
 def page_text(parsed: ParsedDocument, page: int) -> str:
@@ -75,7 +64,7 @@ def test_png_text_matches_the_source(parsed_png: ParsedDocument) -> None:
     assert doc.parser == "image/1" and doc.page_count == 1
     assert (doc.pages[0].width, doc.pages[0].height) == (1275, 1651)
     assert doc.pages[0].image_id in {a.id for a in parsed_png.assets}
-    assert cer(scangen.page_texts()[0], page_text(parsed_png, 0)) <= MAX_CER
+    assert character_error_rate(scangen.page_texts()[0], page_text(parsed_png, 0)) <= MAX_CER
     for e in doc.elements:
         assert e.attrs["ocr"] is True and 0.5 <= e.attrs["confidence"] <= 1.0
         assert e.bbox is not None and 0 <= e.bbox.x0 < e.bbox.x1 <= 1
@@ -107,7 +96,7 @@ def test_multi_frame_tiff_is_one_page_per_frame(
     doc = parsed.document
     assert doc.page_count == 2
     for k in range(2):
-        assert cer(scangen.page_texts()[k], page_text(parsed, k)) <= MAX_CER
+        assert character_error_rate(scangen.page_texts()[k], page_text(parsed, k)) <= MAX_CER
     # OCR sometimes drops the space between two bold words ("Maintenancenotes").
     assert [squash(e.text) for e in of_kind(parsed, ElementKind.HEADING)] == [
         squash(scangen.SUBHEADING),
@@ -126,7 +115,7 @@ def test_exif_orientation_is_applied(
     parsed = parse_scan(scans.exif_jpeg)
     page = parsed.document.pages[0]
     assert (page.width, page.height) == (1275, 1651)  # stored 1651 wide, shown upright
-    assert cer(scangen.page_texts()[1], page_text(parsed, 0)) <= MAX_CER
+    assert character_error_rate(scangen.page_texts()[1], page_text(parsed, 0)) <= MAX_CER
 
 
 @pytest.mark.slow
@@ -135,7 +124,7 @@ def test_without_layout_model_lines_still_become_ordered_blocks(
 ) -> None:
     parsed = parse_scan(scans.png, layout_model=False)
     assert not of_kind(parsed, ElementKind.TABLE)
-    assert cer(scangen.page_texts()[0], page_text(parsed, 0)) <= MAX_CER
+    assert character_error_rate(scangen.page_texts()[0], page_text(parsed, 0)) <= MAX_CER
     assert scangen.SUBHEADING in [e.text for e in of_kind(parsed, ElementKind.HEADING)]
 
 
@@ -254,7 +243,7 @@ def test_scanned_pdf_becomes_searchable(
         elements = doc.elements_on_page(k)
         assert elements and all(e.text for e in elements)
         assert all(e.attrs["ocr"] is True and e.attrs["confidence"] > 0.5 for e in elements)
-        assert cer(scangen.page_texts()[k], page_text(parsed, k)) <= MAX_CER
+        assert character_error_rate(scangen.page_texts()[k], page_text(parsed, k)) <= MAX_CER
     assert [e.text for e in of_kind(parsed, ElementKind.TITLE)] == [scangen.HEADING]
     headings = of_kind(parsed, ElementKind.HEADING)
     assert [(squash(e.text), e.level) for e in headings] == [

@@ -49,3 +49,11 @@ def test_answer_in_context() -> None:
     assert answer_items("[unbalanced") == ["[unbalanced"]
     assert not answer_in_context("", context)
     assert answer_in_context("Nike’s “Jordan” brand", 'nike\'s "jordan" brand')
+
+
+def test_character_error_rate() -> None:
+    from docsight.evaluation.metrics import character_error_rate
+
+    assert character_error_rate("kitten", "sitting") == pytest.approx(3 / 6)
+    assert character_error_rate("a  b\nc", "a b c") == 0.0  # whitespace runs fold
+    assert character_error_rate("", "") == 0.0

@@ -91,3 +91,16 @@ def answer_in_context(answer: object, context: str) -> bool:
     items = [normalize_answer_text(item) for item in answer_items(answer)]
     items = [i for i in items if i.strip()]
     return bool(items) and all(item in haystack for item in items)
+
+
+def character_error_rate(reference: str, hypothesis: str) -> float:
+    """Levenshtein distance between the texts over the reference length, whitespace runs folded
+    (the usual OCR quality measure)."""
+    ref, hyp = " ".join(reference.split()), " ".join(hypothesis.split())
+    previous = list(range(len(hyp) + 1))
+    for i, a in enumerate(ref, 1):
+        current = [i] + [0] * len(hyp)
+        for j, b in enumerate(hyp, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b))
+        previous = current
+    return previous[-1] / max(1, len(ref))

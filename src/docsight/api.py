@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from docsight.agents.answer import Answer
 from docsight.document.model import Document
@@ -25,6 +25,12 @@ from docsight.index.base import CollectionStats, DocumentInfo, Store
 from docsight.ingest.report import IngestReport
 from docsight.retrieval.hit import Hit
 from docsight.settings import Settings
+
+if TYPE_CHECKING:
+    from docsight.query.analyze import ImageAnalysis
+
+    #: A query image: a file path, its bytes, or an analysis from :meth:`DocSight.analyze_image`.
+    ImageInput = str | Path | bytes | ImageAnalysis
 
 
 class DocSight:
@@ -47,6 +53,8 @@ class DocSight:
         self._store: Store | None = None
         self._encoder: Encoder | None = None
         self._chat: Any = None
+        self._vlm_chat: Any = None
+        self._image_analyzer: Any = None
         self._lock = threading.Lock()
 
     # --- components (lazy) ---------------------------------------------------------------------
@@ -81,14 +89,21 @@ class DocSight:
             )
         return self._chat
 
+    def _vision_chat(self) -> Any:
+        """The vision model client (``DOCSIGHT_VLM_*``), or ``None`` when none is configured."""
+        if self._vlm_chat is None and self.settings.vlm.enabled:
+            from docsight.llm.client import OpenAIChatClient
+
+            self._vlm_chat = OpenAIChatClient(self.settings.vlm, self.path / "cache" / "llm.sqlite")
+        return self._vlm_chat
+
     def _vision(self) -> Any:
         """The vision describer used at ingestion, when a VLM endpoint is configured."""
-        if not self.settings.vlm.enabled:
+        client = self._vision_chat()
+        if client is None:
             return None
         from docsight.ingest.vlm import VisionDescriber
-        from docsight.llm.client import OpenAIChatClient
 
-        client = OpenAIChatClient(self.settings.vlm, self.path / "cache" / "llm.sqlite")
         return VisionDescriber(client, self.settings.vlm)
 
     def _require_collection(self) -> None:
@@ -215,8 +230,13 @@ class DocSight:
         doc_names: Sequence[str] | None = None,
         *,
         unit: Literal["chunk", "page"] = "chunk",
+        image: ImageInput | None = None,
     ) -> list[Hit]:
-        """Hybrid search (BM25 + dense, fused by reciprocal rank); ``unit="page"`` ranks pages."""
+        """Hybrid search (BM25 + dense, fused by reciprocal rank); ``unit="page"`` ranks pages.
+
+        With ``image`` (a path, bytes, or an :meth:`analyze_image` result) the question is also
+        searched with the image's typed text and caption, and the streams are fused (VISA).
+        """
         from docsight.retrieval import create_retrievers
         from docsight.retrieval.search import HybridSearcher
 
@@ -229,19 +249,73 @@ class DocSight:
             doc_ids = [self.resolve(name, docs).id for name in doc_names]
         retrievers = create_retrievers(self.settings.retrieval.channels, self.store, self.encoder)
         searcher = HybridSearcher(self.store, retrievers, self.settings.retrieval)
-        return searcher.search(query, k=k, doc_ids=doc_ids, unit=unit)
+        if image is None:
+            return searcher.search(query, k=k, doc_ids=doc_ids, unit=unit)
+        from docsight.query.analyze import ImageAnalysis
+        from docsight.retrieval.multimodal import plan_streams, search_streams
+
+        analysis = image if isinstance(image, ImageAnalysis) else self.analyze_image(image)
+        plan = plan_streams(query, analysis, self.settings.image)
+        return search_streams(
+            plan,
+            lambda text, n: searcher.search(text, k=n, doc_ids=doc_ids, unit=unit),
+            k,
+            self.settings.image,
+            candidates=self.settings.image.candidates,
+        )
+
+    def analyze_image(self, image: str | Path | bytes) -> ImageAnalysis:
+        """Route a query image to its types, parse it into typed text and caption it (cached in
+        the collection, so asking again with the same image calls no model)."""
+        from docsight.cache import JsonCache
+        from docsight.query.analyze import ImageQueryAnalyzer
+
+        with self._lock:
+            if self._image_analyzer is None:
+                cache = JsonCache(self.path / "cache" / "artifacts.sqlite")
+                self._image_analyzer = ImageQueryAnalyzer(
+                    self.settings.image, chat=self._vision_chat(), cache=cache
+                )
+            analyzer = self._image_analyzer
+        return analyzer.analyze(image)
 
     def ask(
-        self, question: str, *, doc_names: Sequence[str] | None = None, k: int | None = None
+        self,
+        question: str,
+        *,
+        doc_names: Sequence[str] | None = None,
+        k: int | None = None,
+        image: ImageInput | None = None,
     ) -> Answer:
-        """Answer with numbered citations: by the LLM if one is configured, else extractively."""
+        """Answer with numbered citations: by the LLM if one is configured, else extractively.
+
+        With ``image``, retrieval fuses the image's text streams and the answerer sees what the
+        image shows (typed text and caption) next to the question.
+        """
         from docsight.agents.context import assemble
         from docsight.agents.evidence import measure
+
+        analysis = None
+        asked = question
+        if image is not None:
+            from docsight.query.analyze import ImageAnalysis
+            from docsight.retrieval.multimodal import question_with_image
+
+            analysis = image if isinstance(image, ImageAnalysis) else self.analyze_image(image)
+            asked = question_with_image(question, analysis, self.settings.image)
+        k = k or self.settings.answer.top_k
+        hits = self.search(question, k=k, doc_names=doc_names, image=analysis)
+        sources = assemble(hits, self.store)
+        evidence = measure(asked, [s.text for s in sources], self.encoder())
+        answer = self._answer(asked, sources, evidence)
+        if analysis is not None:
+            answer.question = question
+            answer.warnings.extend(analysis.warnings)
+        return answer
+
+    def _answer(self, question: str, sources: Any, evidence: Any) -> Answer:
         from docsight.agents.extractive import ExtractiveAnswerer
 
-        hits = self.search(question, k=k or self.settings.answer.top_k, doc_names=doc_names)
-        sources = assemble(hits, self.store)
-        evidence = measure(question, [s.text for s in sources], self.encoder())
         chat = self.chat_model()
         if chat is not None:
             from docsight.agents.llm_answerer import LLMAnswerer

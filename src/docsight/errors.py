@@ -165,3 +165,17 @@ class LLMResponseError(LLMError):
 
 class EncoderError(DocsightError):
     code = "encoder_error"
+
+
+# --- queries -----------------------------------------------------------------------------------
+
+
+class QueryImageError(DocsightError):
+    """A query image could not be used: unreadable, not an image, or over a limit."""
+
+    code = "bad_query_image"
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"{source}: {reason}")
+        self.source = source
+        self.reason = reason

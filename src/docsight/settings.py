@@ -169,6 +169,45 @@ class AnswerSettings(BaseSettings):
     max_source_chars: int = Field(default=1500, ge=100)
 
 
+class ImageQuerySettings(BaseSettings):
+    """Questions asked with an image (VISA): routing, typed parsing, three streams, fusion."""
+
+    model_config = _group("DOCSIGHT_IMAGE_")
+
+    #: How the image's types are chosen: ``auto`` (the vision model when one is configured, else
+    #: the offline classifier), ``offline``, ``vlm``, ``all`` (every type) or ``random`` (seeded;
+    #: an ablation baseline).
+    router: Literal["auto", "offline", "vlm", "all", "random"] = "auto"
+    #: Most types an image is parsed as (VISA uses up to three).
+    max_types: int = Field(default=3, ge=1, le=10)
+    #: Types after the first are kept only with at least this confidence.
+    min_confidence: float = Field(default=0.2, ge=0.0, le=1.0)
+    random_seed: int = 0
+    #: Typed parsers that may run (all when None); leaving one out is an ablation.
+    parsers: list[str] | None = None
+    #: Parsers run in parallel, each with this time budget in seconds.
+    parser_timeout: float = Field(default=120.0, gt=0)
+    #: ``auto`` (the vision model when configured, else an offline caption), ``vlm``,
+    #: ``offline`` or ``none``.
+    caption: Literal["auto", "vlm", "offline", "none"] = "auto"
+    #: Streams searched: A = the question, B = question + typed text, C = question + caption.
+    streams: list[Literal["A", "B", "C"]] = Field(default_factory=lambda: ["A", "B", "C"])
+    #: ``rrf`` (reciprocal rank, k = ``rrf_k``) or ``weighted`` (confidence-weighted linear fusion
+    #: of min-max normalised scores).
+    fusion: Literal["rrf", "weighted"] = "weighted"
+    rrf_k: int = Field(default=60, ge=1)
+    #: Stream A's weight never falls below this, so an image can only add to text search.
+    min_weight_a: float = Field(default=0.3, ge=0.0, le=1.0)
+    #: Results each stream fetches before fusion.
+    candidates: int = Field(default=50, ge=1)
+    #: Words of typed text and caption appended to the question (long OCR dumps drown it).
+    max_stream_words: int = Field(default=200, ge=10)
+    #: Images larger than this are refused; larger sides are scaled down to ``max_side``.
+    max_pixels: int = Field(default=40_000_000, ge=10_000)
+    max_side: int = Field(default=2200, ge=64)
+    max_file_mb: float = Field(default=32.0, gt=0)
+
+
 class Settings(BaseSettings):
     """Everything configurable in docsight."""
 
@@ -188,3 +227,4 @@ class Settings(BaseSettings):
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
+    image: ImageQuerySettings = Field(default_factory=ImageQuerySettings)

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -31,6 +31,14 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable
 DocOption = Annotated[
     list[str] | None,
     typer.Option("--doc", "-d", help="Restrict to a document (name or id); repeatable."),
+]
+ImageOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--image",
+        "-i",
+        help="An image that goes with the question (chart, table, screenshot, code, ...).",
+    ),
 ]
 
 
@@ -146,14 +154,24 @@ def search(
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=1000, help="Number of results.")] = 10,
     doc: DocOption = None,
     pages: Annotated[bool, typer.Option("--pages", help="Rank pages instead of chunks.")] = False,
+    image: ImageOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Hybrid search (BM25 + dense) over the collection."""
+    """Hybrid search (BM25 + dense) over the collection; with --image, also by what the image
+    shows. JSON output is a list of results, or {"image": ..., "results": [...]} with --image."""
+    unit: Literal["chunk", "page"] = "page" if pages else "chunk"
     with _errors(as_json):
-        results = _docsight().search(query, k=k, doc_names=doc, unit="page" if pages else "chunk")
+        ds = _docsight()
+        analysis = ds.analyze_image(image) if image is not None else None
+        results = ds.search(query, k=k, doc_names=doc, unit=unit, image=analysis)
     if as_json:
-        render.print_json(console, results)
+        if analysis is None:
+            render.print_json(console, results)
+        else:
+            render.print_json(console, {"image": analysis.to_json(), "results": results})
     else:
+        if analysis is not None:
+            render.image_analysis(console, analysis)
         render.hits(console, results)
 
 
@@ -164,14 +182,23 @@ def ask(
     k: Annotated[
         int | None, typer.Option("--k", "-k", min=1, max=50, help="Sources to use.")
     ] = None,
+    image: ImageOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Answer a question with numbered citations to pages and regions."""
+    """Answer a question with numbered citations to pages and regions; with --image, a question
+    about an image (JSON output then carries the image's analysis under "image")."""
     with _errors(as_json):
-        result = _docsight().ask(question, doc_names=doc, k=k)
+        ds = _docsight()
+        analysis = ds.analyze_image(image) if image is not None else None
+        result = ds.ask(question, doc_names=doc, k=k, image=analysis)
     if as_json:
-        render.print_json(console, result)
+        payload = render.to_jsonable(result)
+        if analysis is not None:
+            payload["image"] = analysis.to_json()
+        render.print_json(console, payload)
     else:
+        if analysis is not None:
+            render.image_analysis(console, analysis)
         render.answer(console, result)
 
 
@@ -276,6 +303,10 @@ def llm_serve(
         console.print("stopping")
     finally:
         del server
+
+
+# The evaluation commands live in their own module; importing it registers them on ``app``.
+from docsight.cli import evaluate as _evaluate  # noqa: E402, F401
 
 
 def _configure_logging() -> None:

@@ -195,3 +195,23 @@ def document_map(console: Console, data: dict[str, Any]) -> None:
         console.print(f'  p. {ref["from_page"] + 1}: "{escape(ref["text"])}" → {escape(ref["to"])}')
     if len(refs) > 20:
         console.print(f"  [dim]… {len(refs) - 20} more (--json lists all)[/dim]")
+
+
+def image_analysis(console: Console, analysis: Any) -> None:
+    """What the query image was read as: types, typed text and caption."""
+    types = ", ".join(f"{t.type} {t.confidence:.2f}" for t in analysis.routing.types)
+    state = "cached" if analysis.warm else "analysed"
+    console.print(
+        f"[dim]image {escape(analysis.source)}: {escape(types)} "
+        f"({escape(analysis.routing.strategy)}, {state})[/dim]"
+    )
+    for typed in analysis.typed:
+        text = " ".join(typed.text.split())
+        console.print(
+            f"  [bold]{typed.type.upper()}[/bold] "
+            + escape(text[:240] + ("…" if len(text) > 240 else ""))
+        )
+    if analysis.caption:
+        console.print(f"  [dim]caption:[/dim] {escape(analysis.caption)}")
+    for warning in analysis.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")

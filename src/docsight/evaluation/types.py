@@ -94,6 +94,9 @@ class QuestionResult(BaseModel):
     citations: list[str] = Field(default_factory=list)
     #: Metric name → value for this question.
     metrics: dict[str, float] = Field(default_factory=dict)
-    #: Seconds per step: "search", "answer", "judge".
+    #: The query image's routed types, and whether its analysis came from the cache.
+    image_types: list[str] = Field(default_factory=list)
+    image_warm: bool | None = None
+    #: Seconds per step: "image", "search", "answer", "judge".
     timings: dict[str, float] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)

@@ -17,7 +17,7 @@ import pyarrow as pa
 from docsight.document.chunk import Chunk
 from docsight.document.model import Asset, BBox, Document, Element, Font, ParsedDocument
 
-STORE_SCHEMA_VERSION = 1
+STORE_SCHEMA_VERSION = 2  # 2: page labels and text, chunk images, chunker per document
 
 _BBOX = pa.list_(pa.float32(), 4)
 _IDS = pa.list_(pa.string())

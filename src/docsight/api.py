@@ -150,21 +150,29 @@ class DocSight:
         from docsight.cache import JsonCache
         from docsight.ingest.chunking import create_chunker
         from docsight.ingest.pipeline import IngestPipeline
+        from docsight.ingest.worker import WorkerSetup
         from docsight.parsers.base import ParseContext
 
         if isinstance(paths, str | Path):
             paths = [paths]
         lock = self._locked()
         try:
+            cache_dir = self.path / "cache"
+            inline = self.settings.ingest.isolation == "none"
+            setup = WorkerSetup(
+                self.settings, cache_dir / "artifacts.sqlite", cache_dir / "llm.sqlite"
+            )
             pipeline = IngestPipeline(
                 self.store,
                 self.encoder,
                 create_chunker(self.settings.chunk),
                 self.settings,
                 ParseContext(
-                    cache=JsonCache(self.path / "cache" / "artifacts.sqlite"),
-                    vlm=self._vision(),
+                    cache=JsonCache(cache_dir / "artifacts.sqlite"),
+                    # Workers build their own vision client from settings.vlm.
+                    vlm=self._vision() if inline else None,
                 ),
+                setup,
             )
             return pipeline.run(paths, progress)
         finally:

@@ -75,6 +75,12 @@ class UnsupportedFormatError(IngestError):
     code = "unsupported_format"
 
 
+class ContentMismatchError(UnsupportedFormatError):
+    """The file's content contradicts its extension (a PNG named ``.pdf``)."""
+
+    code = "content_mismatch"
+
+
 class ParseError(IngestError):
     code = "parse_error"
 
@@ -87,6 +93,30 @@ class LimitExceededError(IngestError):
 
 class EncryptedDocumentError(IngestError):
     code = "encrypted"
+
+
+class IngestTimeoutError(IngestError):
+    """Parsing the file took longer than ``ingest.timeout_s``; its worker was killed."""
+
+    code = "timeout"
+
+
+class OutOfMemoryError(IngestError):
+    """Parsing the file needed more memory than ``ingest.memory_mb`` (or ran out of it)."""
+
+    code = "out_of_memory"
+
+
+class CpuLimitError(IngestError):
+    """Parsing the file used more CPU time than ``ingest.cpu_s``."""
+
+    code = "cpu_limit"
+
+
+class WorkerCrashedError(IngestError):
+    """The parser crashed the worker process (a signal such as SIGABRT or SIGSEGV)."""
+
+    code = "worker_crashed"
 
 
 # --- store -------------------------------------------------------------------------------------

@@ -122,6 +122,53 @@ class ParseSettings(BaseSettings):
     min_figure_area: float = Field(default=0.01, ge=0.0, le=1.0)
 
 
+class IngestSettings(BaseSettings):
+    """How files are parsed: in worker processes with per-file limits, or in-process.
+
+    Parsing libraries crash, hang and exhaust memory on hostile files; a worker process holds
+    each file so only the worker dies. A worker over a limit is killed and replaced, and the file
+    is reported with the limit it hit.
+    """
+
+    model_config = _group("DOCSIGHT_INGEST_")
+
+    #: ``process`` (default): parse in worker processes under the limits below; ``none``: parse
+    #: in the calling process without limits (debugging, tests that patch parsers).
+    isolation: Literal["process", "none"] = "process"
+    #: Parallel worker processes; 0 picks ``min(2, cpu count)``.
+    workers: int = Field(default=0, ge=0, le=64)
+    #: Wall-clock seconds one file may take to parse, read by OCR, describe and chunk ...
+    timeout_s: float = Field(default=120.0, gt=0)
+    #: ... plus this many per page (or picture to read by OCR), so long documents and scans
+    #: get the time they need (OCR takes a few seconds a page) ...
+    per_page_s: float = Field(default=6.0, ge=0)
+    #: ... but never more than this.
+    max_timeout_s: float = Field(default=1800.0, gt=0)
+    #: Resident memory of a worker, in MiB; a worker above it is killed.
+    memory_mb: int = Field(default=2048, ge=256)
+    #: CPU seconds (all threads together) a file may use at ``timeout_s``, scaled like the wall
+    #: clock for long documents; 0: twice the wall-clock budget (the OCR and layout models run
+    #: on several threads); -1: no CPU limit.
+    cpu_s: float = Field(default=0.0, ge=-1)
+    #: Address space of a worker in MiB, a backstop for allocations too fast for the memory
+    #: watchdog; 0 picks ``memory_mb`` plus room for the model runtimes' reservations, -1 none.
+    address_space_mb: int = Field(default=0, ge=-1)
+
+    def budget(self, pages: int = 0) -> tuple[float, float | None]:
+        """``(wall-clock seconds, CPU seconds or None)`` for a file of ``pages`` pages."""
+        ceiling = max(self.max_timeout_s, self.timeout_s)
+        wall = min(self.timeout_s + self.per_page_s * pages, ceiling)
+        if self.cpu_s < 0:
+            return wall, None
+        base = self.cpu_s or 2 * self.timeout_s
+        return wall, base * wall / self.timeout_s
+
+    def worker_count(self) -> int:
+        import os
+
+        return self.workers or max(1, min(2, os.cpu_count() or 1))
+
+
 class ChunkSettings(BaseSettings):
     model_config = _group("DOCSIGHT_CHUNK_")
 
@@ -169,6 +216,10 @@ class AnswerSettings(BaseSettings):
     max_source_chars: int = Field(default=1500, ge=100)
 
 
+Stream = Literal["A", "B", "C"]
+_ALL_STREAMS: tuple[Stream, ...] = ("A", "B", "C")
+
+
 class ImageQuerySettings(BaseSettings):
     """Questions asked with an image (VISA): routing, typed parsing, three streams, fusion."""
 
@@ -191,7 +242,7 @@ class ImageQuerySettings(BaseSettings):
     #: ``offline`` or ``none``.
     caption: Literal["auto", "vlm", "offline", "none"] = "auto"
     #: Streams searched: A = the question, B = question + typed text, C = question + caption.
-    streams: list[Literal["A", "B", "C"]] = Field(default_factory=lambda: ["A", "B", "C"])
+    streams: list[Stream] = Field(default_factory=lambda: list(_ALL_STREAMS))
     #: ``rrf`` (reciprocal rank, k = ``rrf_k``) or ``weighted`` (confidence-weighted linear fusion
     #: of min-max normalised scores).
     fusion: Literal["rrf", "weighted"] = "weighted"
@@ -224,6 +275,7 @@ class Settings(BaseSettings):
     vlm: VLMSettings = Field(default_factory=VLMSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     parse: ParseSettings = Field(default_factory=ParseSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)

@@ -66,6 +66,20 @@ def ingest_report(console: Console, report: IngestReport) -> None:
         )
     console.print(table)
     counts = report.counts()
+    if report.failed:
+        # Many files fail for a few reasons: the summary groups them by cause.
+        from collections import Counter
+
+        causes = Counter(f.error_code or "unknown" for f in report.failed)
+        summary_table = Table(title="Summary", expand=False)
+        summary_table.add_column("outcome")
+        summary_table.add_column("files", justify="right")
+        for status, n in counts.items():
+            if n:
+                summary_table.add_row(Text(status, style=_STATUS_STYLE[status]), str(n))
+        for code, n in causes.most_common():
+            summary_table.add_row(Text(f"  failed: {code}", style="red"), str(n))
+        console.print(summary_table)
     summary = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in counts.items() if n)
     console.print(f"{summary or 'nothing to do'} in {report.seconds:.1f} s")
 

@@ -4,6 +4,12 @@ A file is identified by the hash of its bytes, so an unchanged file is recognise
 parsed, and only a new parser version makes docsight parse it again. A file that replaces an
 earlier version at the same path supersedes it once the new version is committed. One bad file
 never stops a batch: it ends as a failed outcome with the reason.
+
+Parsing, picture text, descriptions and chunking run in worker processes under per-file limits
+(:mod:`docsight.ingest.worker`, :mod:`docsight.ingest.supervisor`); this process reads and
+sniffs each file, decides whether it changed, and embeds and stores what the workers return, in
+input order. Files are handed to the workers a few ahead of the one being stored, so the workers
+stay busy while this process embeds.
 """
 
 from __future__ import annotations
@@ -12,21 +18,23 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from docsight.document.ids import bytes_sha256
+from docsight.document.ids import bytes_sha256, document_id_from_sha256
 from docsight.encoders.base import Encoder
 from docsight.errors import DocsightError, IngestError, LimitExceededError
-from docsight.index.base import Store
+from docsight.index.base import DocumentInfo, Store
 from docsight.ingest.chunking import Chunker
-from docsight.ingest.describe import enrich
-from docsight.ingest.picture_text import read_picture_text
 from docsight.ingest.report import FileOutcome, IngestProgress, IngestReport
+from docsight.ingest.supervisor import Supervisor
+from docsight.ingest.worker import InlineRunner, JobResult, ParseJob, ParseOutput, WorkerSetup
 from docsight.parsers import parser_for
-from docsight.parsers.base import ParseContext, Parser, SourceFile
-from docsight.parsers.sniff import detect_media_type
+from docsight.parsers.base import ParseContext, Parser
+from docsight.parsers.sniff import check_name, detect_media_type
 from docsight.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -38,6 +46,14 @@ DOCUMENT_SUFFIXES = frozenset(
 )
 
 ProgressCallback = Callable[[IngestProgress], None]
+
+
+class _Runner(Protocol):
+    def submit(self, key: int, job: ParseJob) -> None: ...
+
+    def result(self, key: int) -> JobResult: ...
+
+    def close(self) -> None: ...
 
 
 def discover(
@@ -68,6 +84,19 @@ def discover(
     return list(found), list(passed_over)
 
 
+@dataclass
+class _Slot:
+    """A file between the unchanged-check and its commit."""
+
+    outcome: FileOutcome
+    job: ParseJob | None = None
+    parser_id: str = ""
+    #: The stored document with the same bytes, parsed by another parser or chunker version.
+    existing: DocumentInfo | None = None
+    #: An earlier file of this batch with the same bytes: this one waits for its outcome.
+    duplicate_of: FileOutcome | None = None
+
+
 class IngestPipeline:
     def __init__(
         self,
@@ -76,12 +105,21 @@ class IngestPipeline:
         chunker: Chunker,
         settings: Settings,
         context: ParseContext | None = None,
+        worker_setup: WorkerSetup | None = None,
     ) -> None:
         self.store = store
         self._encoder = encoder  # loaded on the first file that needs embedding
         self.chunker = chunker
         self.settings = settings
         self.context = context or ParseContext()
+        # Workers rebuild the context from settings: the artifact cache by path, the vision
+        # model from settings.vlm (a client object cannot cross the process boundary).
+        self.worker_setup = worker_setup or WorkerSetup(
+            settings=settings,
+            cache_path=self.context.cache.path if self.context.cache is not None else None,
+        )
+        #: The supervisor of the last run (``None`` in-process), for tests and diagnostics.
+        self.supervisor: Supervisor | None = None
 
     def run(
         self, paths: Sequence[str | Path], progress: ProgressCallback | None = None
@@ -101,16 +139,41 @@ class IngestPipeline:
             )
         self.store.recover()
         changed = False
-        for index, path in enumerate(files, start=1):
+        inline = self.settings.ingest.isolation == "none"
+        runner: _Runner
+        if inline:
+            runner = InlineRunner(self.settings, self.context, self.chunker)
+            ahead = 1
+        else:
+            self.supervisor = Supervisor(self.worker_setup)
+            runner = self.supervisor
+            # Enough files in flight to keep every worker busy while this process embeds.
+            ahead = 2 * self.supervisor.size + 1
+        slots: dict[int, _Slot] = {}
+        by_sha: dict[str, FileOutcome] = {}
+        prepared = 0
+        try:
+            for index, path in enumerate(files, start=1):
 
-            def emit(stage: str, _i: int = index, _p: Path = path) -> None:
-                if progress is not None:
-                    progress(IngestProgress(_i, len(files), str(_p), stage))
+                def emit(stage: str, _i: int = index, _p: Path = path) -> None:
+                    if progress is not None:
+                        progress(IngestProgress(_i, len(files), str(_p), stage))
 
-            outcome = self._ingest_one(path, emit)
-            changed = changed or outcome.status in ("added", "no_text")
-            report.files.append(outcome)
-            emit("done")
+                emit("read")
+                while prepared < min(len(files), index - 1 + ahead):
+                    slot = self._prepare(files[prepared], by_sha)
+                    slots[prepared] = slot
+                    if slot.job is not None:
+                        runner.submit(prepared, slot.job)
+                    prepared += 1
+                slot = slots.pop(index - 1)
+                self._finish(slot, runner, index - 1, emit)
+                outcome = slot.outcome
+                changed = changed or outcome.status in ("added", "no_text")
+                report.files.append(outcome)
+                emit("done")
+        finally:
+            runner.close()
         if changed:
             if progress is not None:
                 progress(IngestProgress(len(files), len(files), "", "optimize"))
@@ -118,26 +181,51 @@ class IngestPipeline:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _ingest_one(self, path: Path, emit: Callable[[str], None]) -> FileOutcome:
+    # --- in this process, before parsing ------------------------------------------------------
+
+    def _prepare(self, path: Path, by_sha: dict[str, FileOutcome]) -> _Slot:
+        """Read, hash and sniff a file and decide whether it needs parsing."""
         started = time.perf_counter()
-        outcome = FileOutcome(path=str(path), status="failed", name=path.name)
+        slot = _Slot(FileOutcome(path=str(path), status="failed", name=path.name))
+        outcome = slot.outcome
         try:
-            self._process(path, outcome, emit)
-        except DocsightError as exc:
-            outcome.status = "failed"
-            outcome.error_code = exc.code
-            outcome.reason = exc.reason if isinstance(exc, IngestError) else exc.message
-        except MemoryError:
-            outcome.status = "failed"
-            outcome.error_code = "out_of_memory"
-            outcome.reason = "ran out of memory while processing the file"
-        except Exception as exc:  # a bug or an unexpected library error must not stop the batch
-            log.exception("unexpected error ingesting %s", path)
-            outcome.status = "failed"
-            outcome.error_code = "internal_error"
-            outcome.reason = f"unexpected {type(exc).__name__}: {exc}"
+            self._check(path, slot, by_sha)
+        except Exception as exc:
+            _record_failure(outcome, exc, path)
+            slot.job = None
         outcome.seconds = round(time.perf_counter() - started, 3)
-        return outcome
+        return slot
+
+    def _check(self, path: Path, slot: _Slot, by_sha: dict[str, FileOutcome]) -> None:
+        outcome = slot.outcome
+        data = self._read(path)
+        sha256 = bytes_sha256(data)
+        outcome.doc_id = document_id_from_sha256(sha256)
+        media_type = detect_media_type(data, path)
+        warning = check_name(media_type, path, data)
+        del data
+        if warning is not None:
+            outcome.warnings.append(warning)
+        parser = parser_for(media_type, path)
+        slot.parser_id = self._parser_id(parser)
+        first = by_sha.get(sha256)
+        if first is not None:
+            slot.duplicate_of = first  # decided once the first copy is committed
+            return
+        by_sha[sha256] = outcome
+        job = ParseJob(path=str(path.resolve()), sha256=sha256, media_type=media_type)
+        existing = self.store.has_document(outcome.doc_id)
+        if existing is not None and (existing.parser, existing.chunker) == (
+            slot.parser_id,
+            self._chunker_id(),
+        ):
+            _mark_skipped(outcome, existing, job.path)
+            return
+        slot.existing = existing
+        slot.job = job
+
+    def _chunker_id(self) -> str:
+        return f"{self.chunker.strategy}/{self.chunker.version}"
 
     def _parser_id(self, parser: Parser) -> str:
         """The parser and version; for parsers that OCR, whether OCR could run, so a document
@@ -149,7 +237,7 @@ class IngestPipeline:
             parser_id += "+ocr" if ocr_available() else "-ocr"
         return parser_id
 
-    def _read(self, path: Path) -> SourceFile:
+    def _read(self, path: Path) -> bytes:
         if not path.exists():
             raise IngestError(path, "no such file")
         if not path.is_file():
@@ -160,7 +248,7 @@ class IngestPipeline:
             raise LimitExceededError(
                 path,
                 f"file is {size / 2**20:.1f} MiB, "
-                f"over the {self.settings.parse.max_file_mb:g} MiB limit",
+                f"over the {self.settings.parse.max_file_mb:g} MiB limit (parse.max_file_mb)",
             )
         try:
             data = path.read_bytes()
@@ -168,62 +256,67 @@ class IngestPipeline:
             raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
         if not data:
             raise IngestError(path, "file is empty")
-        return SourceFile(
-            path=path.resolve(),
-            data=data,
-            sha256=bytes_sha256(data),
-            media_type=detect_media_type(data, path),
-        )
+        return data
 
-    def _process(self, path: Path, outcome: FileOutcome, emit: Callable[[str], None]) -> None:
-        emit("read")
-        source = self._read(path)
-        outcome.doc_id = source.doc_id
-        parser = parser_for(source.media_type, path)
-        parser_id = self._parser_id(parser)
-        chunker_id = f"{self.chunker.strategy}/{self.chunker.version}"
+    # --- after parsing: embed and store -------------------------------------------------------
 
-        existing = self.store.has_document(source.doc_id)
-        if existing is not None and (existing.parser, existing.chunker) == (parser_id, chunker_id):
-            outcome.status = "skipped"
-            outcome.reason = (
-                "unchanged"
-                if existing.source == str(source.path)
-                else f"same content as {existing.source}"
-            )
-            outcome.pages, outcome.chunks = existing.pages, existing.chunks
+    def _finish(self, slot: _Slot, runner: _Runner, key: int, emit: Callable[[str], None]) -> None:
+        outcome = slot.outcome
+        if slot.duplicate_of is not None:
+            self._settle_duplicate(slot)
             return
-
-        clock = _Stopwatch(outcome.timings)
+        if slot.job is None:
+            return  # failed or skipped before parsing
         emit("parse")
-        with clock("parse"):
-            parsed = parser.parse(source, self.settings.parse, self.context)
+        result = runner.result(key)
+        outcome.seconds = round(outcome.seconds + result.seconds, 3)
+        outcome.peak_memory_mb = result.peak_rss_mb
+        if result.output is None:
+            outcome.status = "failed"
+            outcome.error_code = result.error_code
+            outcome.reason = result.reason
+            return
+        started = time.perf_counter()
+        try:
+            self._store(slot, result.output, emit)
+        except Exception as exc:
+            _record_failure(outcome, exc, Path(outcome.path))
+        outcome.seconds = round(outcome.seconds + time.perf_counter() - started, 3)
+
+    def _settle_duplicate(self, slot: _Slot) -> None:
+        """A second copy of bytes seen earlier in this batch ends as the first copy did."""
+        outcome, first = slot.outcome, slot.duplicate_of
+        assert first is not None
+        outcome.doc_id = first.doc_id
+        existing = self.store.has_document(first.doc_id) if first.doc_id else None
+        if existing is not None:
+            _mark_skipped(outcome, existing, str(Path(outcome.path).resolve()))
+            return
+        outcome.status = "failed"
+        outcome.error_code = first.error_code or "ingest_error"
+        outcome.reason = f"same content as {first.path}, which failed: {first.reason}"
+
+    def _store(self, slot: _Slot, output: ParseOutput, emit: Callable[[str], None]) -> None:
+        outcome, parsed, chunks = slot.outcome, output.parsed, output.chunks
         # The stored parser id is what the skip check compares (it may name OCR availability).
-        parsed.document.parser = parser_id
+        parsed.document.parser = slot.parser_id
         outcome.warnings.extend(parsed.warnings)
-        with clock("describe"):
-            read_picture_text(parsed, self.context, self.settings.parse)
-            enrich(parsed, self.context.vlm)
-        with clock("chunk"):
-            chunks = self.chunker.chunk(parsed.document)
+        outcome.timings.update(output.timings)
+        clock = _Stopwatch(outcome.timings)
 
         emit("embed")
         with clock("embed"):
             encoder = self._encoder()
-            vectors = (
-                encoder.encode_documents([c.text for c in chunks])
-                if chunks
-                else np.zeros((0, encoder.dim), dtype=np.float32)
-            )
+            vectors = _embed([c.text for c in chunks], encoder)
         self.store.bind_encoder(encoder.fingerprint, encoder.dim)
 
         emit("store")
         with clock("store"):
-            if existing is not None:
+            if slot.existing is not None:
                 # Same bytes, new parser or chunker: the old rows have other ids; replace them.
-                self.store.delete_document(existing.id)
-            info = self.store.put_document(parsed, chunks, vectors, chunker_id)
-            for old in self.store.documents_by_source(str(source.path)):
+                self.store.delete_document(slot.existing.id)
+            info = self.store.put_document(parsed, chunks, vectors, self._chunker_id())
+            for old in self.store.documents_by_source(parsed.document.source):
                 if old.id != info.id:
                     self.store.delete_document(old.id)
                     outcome.replaced.append(old.id)
@@ -233,7 +326,50 @@ class IngestPipeline:
             outcome.status = "added"
         else:
             outcome.status = "no_text"
-            outcome.reason = "no extractable text (scanned pages need OCR)"
+            outcome.reason = _no_text_reason(slot.parser_id, self.settings)
+
+
+def _embed(texts: list[str], encoder: Encoder) -> np.ndarray:
+    """One vector per text; each distinct text is embedded once (repetitive files, such as a
+    megabyte of one repeated phrase, would otherwise cost thousands of identical inferences)."""
+    if not texts:
+        return np.zeros((0, encoder.dim), dtype=np.float32)
+    distinct = list(dict.fromkeys(texts))
+    if len(distinct) == len(texts):
+        return encoder.encode_documents(texts)
+    vectors = encoder.encode_documents(distinct)
+    row = {text: i for i, text in enumerate(distinct)}
+    return vectors[[row[text] for text in texts]]
+
+
+def _no_text_reason(parser_id: str, settings: Settings) -> str:
+    if parser_id.endswith("-ocr"):
+        return "no extractable text (scanned pages need OCR: pip install 'docsight[ocr]')"
+    if parser_id.startswith(("pdf/", "image/")) and settings.parse.ocr == "never":
+        return "no extractable text (OCR is off: parse.ocr = never)"
+    return "no extractable text"
+
+
+def _mark_skipped(outcome: FileOutcome, existing: DocumentInfo, source: str) -> None:
+    outcome.status = "skipped"
+    outcome.reason = (
+        "unchanged" if existing.source == source else f"same content as {existing.source}"
+    )
+    outcome.pages, outcome.chunks = existing.pages, existing.chunks
+
+
+def _record_failure(outcome: FileOutcome, exc: BaseException, path: Path) -> None:
+    outcome.status = "failed"
+    if isinstance(exc, DocsightError):
+        outcome.error_code = exc.code
+        outcome.reason = exc.reason if isinstance(exc, IngestError) else exc.message
+    elif isinstance(exc, MemoryError):
+        outcome.error_code = "out_of_memory"
+        outcome.reason = "ran out of memory while processing the file"
+    else:  # a bug or an unexpected library error must not stop the batch
+        log.error("unexpected error ingesting %s", path, exc_info=exc)
+        outcome.error_code = "internal_error"
+        outcome.reason = f"unexpected {type(exc).__name__}: {exc}"
 
 
 class _Stopwatch:

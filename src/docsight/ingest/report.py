@@ -17,6 +17,10 @@ class FileOutcome(BaseModel):
     doc_id: str | None = None
     #: Why a file was skipped or failed, in words a user can act on.
     reason: str | None = None
+    #: Set when the file failed: ``unsupported_format``, ``parse_error``, ``limit_exceeded``,
+    #: ``encrypted``, ``ingest_error`` (unreadable, empty, changed while read); from the worker
+    #: supervision ``timeout``, ``out_of_memory``, ``cpu_limit`` and ``worker_crashed``; and
+    #: ``store_error``, ``encoder_error`` or ``internal_error`` (a bug).
     error_code: str | None = None
     pages: int = 0
     chunks: int = 0
@@ -24,8 +28,11 @@ class FileOutcome(BaseModel):
     #: Documents removed because this file, at the same path, replaced them.
     replaced: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
-    #: Seconds spent per stage ("parse", "chunk", "embed", "store").
+    #: Seconds spent per stage ("parse", "describe", "chunk", "embed", "store").
     timings: dict[str, float] = Field(default_factory=dict)
+    #: Peak resident memory of the worker process while it parsed this file, in MiB (``None``
+    #: when the file was not parsed in a worker).
+    peak_memory_mb: float | None = None
 
 
 class IngestReport(BaseModel):

@@ -31,6 +31,8 @@ from docsight.settings import ParseSettings
 #: Longest side of the working copy (OCR and the page image); equal to the OCR engine's.
 WORK_SIDE = 2200
 _ROTATED = (5, 6, 7, 8)  # EXIF orientations that swap width and height
+#: Pillow's decoder for each media type this parser is registered for.
+_FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/tiff": "TIFF"}
 
 
 class ImageParser:
@@ -60,7 +62,9 @@ class ImageParser:
         try:
             # Sizes between the limit and twice it only warn (ignored above); the check of
             # every frame refuses them.
-            image = Image.open(io.BytesIO(source.data))
+            # Only the sniffed format's decoder: a file is never handed to a plugin it did not
+            # ask for (Pillow would try EPS, which runs Ghostscript, and dozens of others).
+            image = Image.open(io.BytesIO(source.data), formats=[_FORMATS[source.media_type]])
         except Image.DecompressionBombError as exc:
             raise LimitExceededError(source.path, f"decompression bomb ({exc})") from exc
         except Exception as exc:

@@ -64,6 +64,13 @@ _SNIFF_MAX_MEMBERS = 100_000
 #: Merged table cells repeat their text in every grid cell they cover only up to this length.
 MAX_REPEAT_CHARS = 100
 _DTD_SCAN_BYTES = 8192
+#: Parts never read as XML, so never scanned for a DTD.
+_BINARY_PARTS = (".png", ".jpeg", ".jpg", ".gif", ".bmp", ".tif", ".tiff", ".emf", ".wmf", ".bin")
+#: A prolog (declaration, comments, whitespace) longer than this is refused: a DTD hidden far
+#: down cannot be ruled out without reading further.
+_MAX_PROLOG_BYTES = 1 << 20
+#: The root element's start tag, in UTF-8 or either UTF-16 (a NUL between the bytes).
+_ROOT_START = re.compile(rb"<\x00?[A-Za-z_]")
 _DTD_MARKERS = tuple(
     marker.encode(codec)
     for marker in ("<!DOCTYPE", "<!doctype")
@@ -284,25 +291,41 @@ def _refuse_dtds(path: str | Path, data: bytes, infos: list[zipfile.ZipInfo]) ->
     The Open Packaging Conventions forbid DTDs in package parts because entity expansion is a
     denial-of-service vector; they are also how XXE payloads arrive. Parsers below resolve no
     entities, but a refusal here is cheaper than an entity bomb reaching any XML parser. A DTD
-    must precede the root element, so the first kilobytes of each part are enough.
+    must precede the root element, so the prolog is enough: the first kilobytes of each part,
+    more only when comments or whitespace push the root element further (up to a limit).
     """
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         for info in infos:
-            if not info.filename.lower().endswith((".xml", ".rels")) or info.is_dir():
+            if info.is_dir() or info.filename.lower().endswith(_BINARY_PARTS):
                 continue
             try:
                 with archive.open(info) as member:
                     head = member.read(_DTD_SCAN_BYTES)
+                    if not _looks_like_xml(head):
+                        continue  # parts of any name are parsed as XML if they are XML
+                    if len(head) == _DTD_SCAN_BYTES and not _ROOT_START.search(head):
+                        head += member.read(_MAX_PROLOG_BYTES - len(head))
             except Exception as exc:  # a corrupt deflate stream, a bad local header
                 raise ParseError(
                     path, f"damaged ZIP member {info.filename[:120]!r} ({_reason(exc)})"
                 ) from exc
+            if len(head) >= _MAX_PROLOG_BYTES and not _ROOT_START.search(head):
+                raise ParseError(
+                    path,
+                    f"XML part {info.filename[:120]!r} has no root element in its first "
+                    f"{_MAX_PROLOG_BYTES >> 20} MiB",
+                )
             if any(marker in head for marker in _DTD_MARKERS):
                 raise ParseError(
                     path,
                     f"XML part {info.filename[:120]!r} declares a DTD, which Office files must "
                     "not (entity expansion and external entities)",
                 )
+
+
+def _looks_like_xml(head: bytes) -> bool:
+    text = head[:64].lstrip(b"\xef\xbb\xbf\xff\xfe\x00 \t\r\n")
+    return text.startswith(b"<")
 
 
 def _mb(size: int) -> str:
@@ -423,6 +446,8 @@ def bounded_rows(rows: list[list[str]], limit: int) -> tuple[list[list[str]], bo
 _KEEP_AS_IS = {"PNG": "image/png", "JPEG": "image/jpeg"}
 #: Raster formats converted to PNG so every saved crop is PNG or JPEG.
 _CONVERT = {"GIF", "BMP", "TIFF", "WEBP", "DIB", "ICO", "MPO"}
+#: Decoders tried on embedded images (MPO files open through the JPEG decoder).
+_OPEN_FORMATS = sorted((set(_KEEP_AS_IS) | _CONVERT) - {"MPO"})
 
 
 def image_asset(
@@ -440,7 +465,8 @@ def image_asset(
         # Pillow warns about large images; the explicit pixel limit below decides instead.
         warnings.simplefilter("ignore")
         try:
-            with Image.open(io.BytesIO(blob)) as image:
+            # Only raster formats we keep or convert: no EPS (Ghostscript), no exotic plugins.
+            with Image.open(io.BytesIO(blob), formats=_OPEN_FORMATS) as image:
                 width, height = image.size
                 fmt = (image.format or "").upper()
                 attrs.update(image_format=fmt.lower(), width=width, height=height)
@@ -460,6 +486,10 @@ def image_asset(
                     return builder.add_asset("crop", "image/png", out.getvalue(), width, height), (
                         attrs
                     )
+        except Image.UnidentifiedImageError:
+            # Vector pictures (EMF, WMF, SVG) and anything else that is no supported raster.
+            builder.warn(f"{where}: not a PNG, JPEG, GIF, BMP, TIFF or WebP image; not saved")
+            return None, attrs
         except Exception as exc:  # Pillow raises many types on damaged or unknown data
             builder.warn(f"{where}: unreadable image ({_reason(exc)}); not saved")
             return None, attrs

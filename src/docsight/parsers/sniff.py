@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docsight.errors import UnsupportedFormatError
+from docsight.errors import ContentMismatchError, EncryptedDocumentError, UnsupportedFormatError
 
 PDF = "application/pdf"
 MARKDOWN = "text/markdown"
@@ -65,3 +65,61 @@ def detect_media_type(data: bytes, path: Path) -> str:
     if path.suffix.lower() in _MARKDOWN_SUFFIXES:
         return MARKDOWN
     return TEXT
+
+
+_IMAGES = frozenset({PNG, JPEG, TIFF})
+_TEXTS = frozenset({TEXT, MARKDOWN, HTML})
+#: What a file's extension promises. Extensions not listed promise nothing.
+_EXPECTED: dict[str, frozenset[str]] = {
+    ".pdf": frozenset({PDF}),
+    ".docx": frozenset({DOCX}),
+    ".docm": frozenset({DOCX}),
+    ".pptx": frozenset({PPTX}),
+    ".pptm": frozenset({PPTX}),
+    ".xlsx": frozenset({XLSX}),
+    ".xlsm": frozenset({XLSX}),
+    **dict.fromkeys((".png", ".jpg", ".jpeg", ".tif", ".tiff"), _IMAGES),
+    **dict.fromkeys((".md", ".markdown", ".txt", ".text", ".html", ".htm"), _TEXTS),
+}
+_NAMES = {
+    PDF: "a PDF",
+    MARKDOWN: "Markdown",
+    TEXT: "plain text",
+    HTML: "HTML",
+    PNG: "a PNG image",
+    JPEG: "a JPEG image",
+    TIFF: "a TIFF image",
+    ZIP: "a ZIP archive that is no Office file",
+    DOCX: "a Word document",
+    PPTX: "a PowerPoint presentation",
+    XLSX: "an Excel workbook",
+    OLE: "an OLE compound file (a password-protected Office file or a legacy .doc/.ppt/.xls)",
+    "image/gif": "a GIF image",
+}
+
+
+#: The stream an encrypted Office Open XML file keeps in its OLE container (UTF-16 name).
+_ENCRYPTION_INFO = "EncryptionInfo".encode("utf-16-le")
+
+
+def check_name(media_type: str, path: Path, data: bytes = b"") -> str | None:
+    """Refuse content that contradicts the file's extension (a PNG named ``.pdf``).
+
+    A misnamed file is more often junk or a disguise than a document, and parsing it as what it
+    is would surprise whoever named it. Image formats are interchangeable enough to only warn:
+    returns the warning, or ``None``. Raises :class:`ContentMismatchError`, or
+    :class:`EncryptedDocumentError` for a password-protected Word, PowerPoint or Excel file
+    (which Office stores in an OLE container).
+    """
+    suffix = path.suffix.lower()
+    expected = _EXPECTED.get(suffix)
+    if expected is None or media_type in expected:
+        return None
+    if media_type == OLE and expected & {DOCX, PPTX, XLSX} and _ENCRYPTION_INFO in data:
+        raise EncryptedDocumentError(path, "password protected (an encrypted Office file)")
+    what = _NAMES.get(media_type, media_type)
+    if expected is _IMAGES and media_type in _IMAGES:
+        return f"named {suffix}, but the content is {what}; read as what it is"
+    raise ContentMismatchError(
+        path, f"named {suffix}, but the content is {what}; rename the file to match its content"
+    )

@@ -1,0 +1,566 @@
+"""The worker side of ingestion: what one worker process does with one file.
+
+PDFium aborts the process on some Flate bombs, pdfminer can exhaust memory, regular expressions
+and tree walks can run for minutes on pathological input. None of that can be caught in-process,
+so the crash-prone, CPU-heavy part of ingestion (read, parse, picture text, descriptions, chunks)
+runs in long-lived worker processes, one file at a time, watched by the
+:class:`~docsight.ingest.supervisor.Supervisor`; the caller keeps embedding and every store write
+(the store has one writer).
+
+A worker sets its own backstops before the first file: no core files, an address-space limit
+above the memory cap, death with its parent, Pillow's decompression-bomb warning as an error,
+and per file a CPU-time limit (``RLIMIT_CPU``, whose SIGXCPU the supervisor reports). Log records
+go to the parent, whose logging configuration decides what is shown.
+
+:func:`run_job` is also what ``ingest.isolation = "none"`` runs in the calling process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import math
+import os
+import resource
+import signal
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from docsight.document.chunk import Chunk
+from docsight.document.ids import bytes_sha256
+from docsight.document.model import ParsedDocument
+from docsight.errors import DocsightError, IngestError
+from docsight.settings import IngestSettings, Settings
+
+log = logging.getLogger(__name__)
+
+#: Address space a worker may map beyond its memory cap: thread stacks, malloc arenas and
+#: onnxruntime's reservations are mapped but mostly never touched.
+ADDRESS_SPACE_SLACK_MB = 3072
+
+
+def address_space_mb(limits: IngestSettings) -> int | None:
+    """The worker's address-space limit in MiB, or ``None`` for none."""
+    if limits.address_space_mb < 0:
+        return None
+    return limits.address_space_mb or limits.memory_mb + ADDRESS_SPACE_SLACK_MB
+
+
+# --- what crosses the process boundary -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What a worker needs to rebuild the parse context the caller would have used."""
+
+    settings: Settings
+    #: The collection's artifact cache (OCR, layout, tables), shared by all workers (SQLite WAL).
+    cache_path: Path | None = None
+    #: The response cache of the vision model client, when one is configured.
+    llm_cache_path: Path | None = None
+    #: The parser registry as ``(media type, "module:attr", extra, description)``, filled in by
+    #: the supervisor, so parsers registered at run time reach the workers too.
+    parsers: tuple[tuple[str, str, str | None, str], ...] = ()
+    #: The parent's log levels (see :func:`logging_snapshot`); workers send their records there.
+    logging: tuple[int, tuple[tuple[str, int], ...]] | None = None
+    #: The parent's ``sys.path``, so workers import what it can.
+    sys_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ParseJob:
+    """One file to parse: the parent has read, hashed and sniffed it already."""
+
+    path: str
+    sha256: str
+    media_type: str
+
+
+@dataclass
+class ParseOutput:
+    parsed: ParsedDocument
+    chunks: list[Chunk]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class JobResult:
+    """How a job ended: ``output``, or an error code and a reason."""
+
+    key: int
+    output: ParseOutput | None = None
+    error_code: str | None = None
+    reason: str | None = None
+    #: Wall seconds from dispatch to the result (or the kill).
+    seconds: float = 0.0
+    #: Peak resident memory of the worker during the job, in MiB (``None`` when in-process).
+    peak_rss_mb: float | None = None
+
+    @classmethod
+    def failed(cls, key: int, error: DocsightError, **kw: Any) -> JobResult:
+        reason = error.reason if isinstance(error, IngestError) else error.message
+        return cls(key, error_code=error.code, reason=reason, **kw)
+
+
+# --- the work itself (in a worker, or in-process) ------------------------------------------------
+
+
+class WorkerState:
+    """Parse context, chunker and settings of one process, built on the first job."""
+
+    def __init__(self, setup: WorkerSetup) -> None:
+        from docsight.cache import JsonCache
+        from docsight.ingest.chunking import create_chunker
+        from docsight.parsers.base import ParseContext
+
+        self.settings = setup.settings
+        self.chunker = create_chunker(setup.settings.chunk)
+        vlm = None
+        if setup.settings.vlm.enabled:
+            from docsight.ingest.vlm import VisionDescriber
+            from docsight.llm.client import OpenAIChatClient
+
+            client = OpenAIChatClient(setup.settings.vlm, setup.llm_cache_path)
+            vlm = VisionDescriber(client, setup.settings.vlm)
+        cache = JsonCache(setup.cache_path) if setup.cache_path is not None else None
+        self.context = ParseContext(cache=cache, vlm=vlm)
+
+
+class JobEvents:
+    """What a job tells its supervisor while it runs (nothing, in-process)."""
+
+    def pages(self, n: int) -> None:
+        """The file has ``n`` pages, or pages plus pictures to read by OCR: the budget grows."""
+
+    def vision(self, waiting: bool) -> None:
+        """The job starts or stops waiting for the vision model (the clock pauses)."""
+
+
+def run_job(
+    job: ParseJob,
+    settings: Settings,
+    context: Any,
+    chunker: Any,
+    events: JobEvents | None = None,
+) -> ParseOutput:
+    """Read, parse, read text in pictures, describe and chunk one file. Raises docsight errors."""
+    from docsight.ingest.describe import enrich
+    from docsight.ingest.picture_text import read_picture_text
+    from docsight.parsers import parser_for
+    from docsight.parsers.base import SourceFile
+
+    events = events or JobEvents()
+    timings: dict[str, float] = {}
+    path = Path(job.path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
+    if bytes_sha256(data) != job.sha256:
+        raise IngestError(path, "the file changed while it was being ingested; ingest it again")
+    pages = min(_count_pages(job.media_type, data), settings.parse.max_pages)
+    if pages:
+        events.pages(pages)
+    source = SourceFile(path=path, data=data, sha256=job.sha256, media_type=job.media_type)
+    parser = parser_for(job.media_type, path)
+    started = time.perf_counter()
+    parsed = parser.parse(source, settings.parse, context)
+    del data, source  # the parser's copy of the bytes is not needed any more
+    timings["parse"] = _since(started)
+    pictures = _pictures_to_read(parsed, settings)
+    if pictures:
+        events.pages(max(pages, parsed.document.page_count) + pictures)
+    started = time.perf_counter()
+    read_picture_text(parsed, context, settings.parse)
+    if context.vlm is not None:
+        events.vision(True)
+        try:
+            enrich(parsed, context.vlm)
+        finally:
+            events.vision(False)
+    else:
+        enrich(parsed, None)
+    timings["describe"] = _since(started)
+    started = time.perf_counter()
+    chunks = chunker.chunk(parsed.document)
+    timings["chunk"] = _since(started)
+    return ParseOutput(parsed, chunks, timings)
+
+
+def _count_pages(media_type: str, data: bytes) -> int:
+    """Pages of a PDF or frames of an image, cheaply and before parsing; 0 when unknown."""
+
+    try:
+        with warnings.catch_warnings():
+            # A damaged TIFF makes Pillow warn about every odd tag; the parser reports it.
+            warnings.simplefilter("ignore")
+            return _count(media_type, data)
+    except Exception:  # the parser reports what is wrong with the file
+        return 0
+
+
+def _count(media_type: str, data: bytes) -> int:
+    from docsight.parsers import sniff
+
+    if media_type == sniff.PDF:
+        import pypdfium2 as pdfium
+
+        doc = pdfium.PdfDocument(data)
+        try:
+            return len(doc)
+        finally:
+            doc.close()
+    if media_type in (sniff.PNG, sniff.JPEG, sniff.TIFF):
+        import io
+
+        from PIL import Image
+
+        fmt = {sniff.PNG: "PNG", sniff.JPEG: "JPEG", sniff.TIFF: "TIFF"}[media_type]
+        with Image.open(io.BytesIO(data), formats=[fmt]) as image:
+            return max(1, int(getattr(image, "n_frames", 1)))
+    return 0
+
+
+def _pictures_to_read(parsed: ParsedDocument, settings: Settings) -> int:
+    """An upper bound of the pictures ``read_picture_text`` may OCR."""
+    from docsight.document.model import ElementKind
+    from docsight.ingest.picture_text import _MAX_PICTURES
+
+    if settings.parse.ocr == "never":
+        return 0
+    n = sum(
+        1
+        for e in parsed.document.elements
+        if e.kind == ElementKind.FIGURE and e.image_id and not e.text.strip()
+    )
+    return min(n, _MAX_PICTURES)
+
+
+def _since(started: float) -> float:
+    return round(time.perf_counter() - started, 4)
+
+
+def _run_guarded(
+    key: int, job: ParseJob, run: Callable[[], ParseOutput]
+) -> tuple[ParseOutput | None, JobResult | None]:
+    """``run()`` with every failure turned into a :class:`JobResult`."""
+    try:
+        return run(), None
+    except DocsightError as exc:
+        return None, JobResult.failed(key, exc)
+    except MemoryError:
+        return None, JobResult(
+            key, error_code="out_of_memory", reason="ran out of memory while parsing the file"
+        )
+    except RecursionError:
+        return None, JobResult(
+            key, error_code="parse_error", reason="nested too deeply to parse (recursion limit)"
+        )
+    except Exception as exc:  # a bug or an unexpected library error must not stop the batch
+        log.exception("unexpected error parsing %s", job.path)
+        return None, JobResult(
+            key, error_code="internal_error", reason=f"unexpected {type(exc).__name__}: {exc}"
+        )
+
+
+class InlineRunner:
+    """Runs jobs in the calling process, without limits (``ingest.isolation = "none"``).
+
+    Jobs run when their result is asked for, so progress events stay in step with the work.
+    """
+
+    def __init__(self, settings: Settings, context: Any, chunker: Any) -> None:
+        self.settings = settings
+        self.context = context
+        self.chunker = chunker
+        self._jobs: dict[int, ParseJob] = {}
+
+    def submit(self, key: int, job: ParseJob) -> None:
+        self._jobs[key] = job
+
+    def result(self, key: int) -> JobResult:
+        job = self._jobs.pop(key)
+        started = time.perf_counter()
+        output, failure = _run_guarded(
+            key, job, lambda: run_job(job, self.settings, self.context, self.chunker)
+        )
+        result = failure or JobResult(key, output=output)
+        result.seconds = time.perf_counter() - started
+        return result
+
+    def close(self) -> None:
+        self._jobs.clear()
+
+
+# --- the worker process ------------------------------------------------------------------------
+
+
+class _Channel:
+    """The pipe to the parent; log records may be sent from any thread, so sends are locked."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._lock = threading.Lock()
+
+    def send(self, message: Any) -> None:
+        with self._lock:
+            self.conn.send(message)
+
+    def send_result(self, result: JobResult, blobs: list[bytes]) -> None:
+        """A result and the asset bytes that follow it, with no log record in between."""
+        with self._lock:
+            self.conn.send(("result", result, [len(b) for b in blobs]))
+            for blob in blobs:
+                self.conn.send_bytes(blob)
+
+
+class _ForwardHandler(logging.Handler):
+    """Sends log records to the parent, which handles them under its own configuration."""
+
+    def __init__(self, channel: _Channel) -> None:
+        super().__init__()
+        self.channel = channel
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            data = {
+                k: v
+                for k, v in record.__dict__.items()
+                if isinstance(v, str | int | float | bool) or v is None
+            }
+            data["msg"], data["args"], data["exc_info"] = record.getMessage(), None, None
+            if record.exc_info and not record.exc_text:
+                data["exc_text"] = logging.Formatter().formatException(record.exc_info)
+            self.channel.send(("log", data))
+        except Exception:  # logging must never break parsing
+            self.handleError(record)
+
+
+def logging_snapshot() -> tuple[int, tuple[tuple[str, int], ...]]:
+    """``(disabled level, ((logger, level), ...))``: what this process logs, for its workers."""
+    manager = logging.root.manager
+    levels = [("", logging.root.level)]
+    levels += [
+        (name, logger.level)
+        for name, logger in list(manager.loggerDict.items())
+        if isinstance(logger, logging.Logger) and logger.level != logging.NOTSET
+    ]
+    return manager.disable, tuple(levels)
+
+
+def replay_log_record(data: dict[str, Any]) -> None:
+    """Hand a worker's log record to this process's loggers."""
+    record = logging.makeLogRecord(data)
+    logging.getLogger(record.name or None).handle(record)
+
+
+def _forward_logging(channel: _Channel, snapshot: tuple[int, tuple[tuple[str, int], ...]]) -> None:
+    disabled, levels = snapshot
+    root = logging.getLogger()
+    root.handlers[:] = [_ForwardHandler(channel)]
+    for name, level in levels:
+        logging.getLogger(name or None).setLevel(level)
+    logging.disable(disabled)
+
+
+def worker_process() -> None:
+    """Entry point of a worker process (``python -c ... FD``): the parent's end of a socket pair
+    is file descriptor ``FD``; the :class:`WorkerSetup` is the first message on it."""
+    import sys
+
+    conn = Connection(int(sys.argv[1]))
+    try:
+        setup = conn.recv()
+    except (EOFError, OSError):
+        return
+    # The caller's import path (a test module with a parser, a plugin on PYTHONPATH).
+    sys.path[:] = list(dict.fromkeys([*setup.sys_path, *sys.path]))
+    worker_main(conn, setup)
+
+
+def worker_main(conn: Connection, setup: WorkerSetup) -> None:
+    """Set limits, then parse jobs until told to stop."""
+    channel = _Channel(conn)
+    limits = setup.settings.ingest
+    _harden(limits)
+    if setup.logging is not None:
+        _forward_logging(channel, setup.logging)
+    from docsight.parsers import PARSERS
+
+    for name, target, extra, description in setup.parsers:
+        PARSERS.register(name, target, extra=extra, description=description)
+    _limit_pillow(setup.settings.parse.max_image_pixels)
+    state = WorkerState(setup)
+    channel.send(("ready", os.getpid()))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent is gone
+        if message is None:
+            return
+        key, job = message
+        try:
+            _serve(channel, key, job, state, limits)
+        except (EOFError, OSError):
+            return
+
+
+class _WorkerEvents(JobEvents):
+    """Job events of a worker: the CPU limit follows the budget, the supervisor hears of it."""
+
+    def __init__(self, channel: _Channel, key: int, limits: IngestSettings) -> None:
+        self.channel = channel
+        self.key = key
+        self.limits = limits
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        self.cpu_at_start = usage.ru_utime + usage.ru_stime
+        self._arm(0)
+
+    def _arm(self, pages: int) -> tuple[float, float | None]:
+        wall, cpu = self.limits.budget(pages)
+        _arm_cpu_limit(self.cpu_at_start, cpu)
+        return wall, cpu
+
+    def pages(self, n: int) -> None:
+        wall, cpu = self._arm(n)
+        self.channel.send(("budget", self.key, n, wall, cpu))
+
+    def vision(self, waiting: bool) -> None:
+        self.channel.send(("vision", self.key, waiting))
+
+
+def _serve(
+    channel: _Channel, key: int, job: ParseJob, state: WorkerState, limits: IngestSettings
+) -> None:
+    _reset_peak_rss()
+    started = time.perf_counter()
+    events = _WorkerEvents(channel, key, limits)
+    output, failure = _run_guarded(
+        key, job, lambda: run_job(job, state.settings, state.context, state.chunker, events)
+    )
+    seconds = time.perf_counter() - started
+    peak = _own_peak_rss_mb()
+    if failure is not None:
+        failure.seconds, failure.peak_rss_mb = seconds, peak
+        channel.send_result(failure, [])
+        return
+    assert output is not None
+    try:
+        _send_output(channel, key, output, seconds, peak)
+    except (EOFError, OSError):
+        raise
+    except Exception as exc:  # an unpicklable value somewhere in the parse: report it
+        log.exception("could not send the result for %s", job.path)
+        error = JobResult(
+            key,
+            error_code="internal_error",
+            reason=f"result could not be returned: {type(exc).__name__}: {exc}",
+            seconds=seconds,
+            peak_rss_mb=peak,
+        )
+        channel.send_result(error, [])
+
+
+def _send_output(
+    channel: _Channel, key: int, output: ParseOutput, seconds: float, peak: float | None
+) -> None:
+    """The result without asset bytes, then each asset's bytes as a message of its own.
+
+    Page renders make up most of a parse result; sending them one by one avoids pickling one
+    copy of everything while the worker still holds the original.
+    """
+    parsed = output.parsed
+    assets = parsed.assets
+    light = ParsedDocument(
+        document=parsed.document,
+        assets=[dataclasses.replace(a, data=b"") for a in assets],
+        warnings=parsed.warnings,
+    )
+    result = JobResult(
+        key,
+        output=ParseOutput(light, output.chunks, output.timings),
+        seconds=seconds,
+        peak_rss_mb=peak,
+    )
+    channel.send_result(result, [a.data for a in assets])
+
+
+def _harden(limits: IngestSettings) -> None:
+    """Process-wide limits and signal dispositions of a worker."""
+    # Ctrl-C goes to the whole process group; the parent decides what to do with the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Crashes are expected here: no core files in the user's directory.
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    address_space = address_space_mb(limits)
+    if address_space is not None:
+        _lower_limit(resource.RLIMIT_AS, address_space << 20)
+    with contextlib.suppress(Exception):
+        # Die with the parent: a hung worker must not outlive a killed ingest.
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _limit_pillow(max_pixels: int) -> None:
+    from PIL import Image
+
+    # Pillow's own bomb check, at the configured limit, for every decoder a parser reaches (the
+    # image parser sets it too); between the limit and twice it Pillow only warns: refuse.
+    Image.MAX_IMAGE_PIXELS = max_pixels
+    warnings.simplefilter("error", Image.DecompressionBombWarning)
+
+
+def _lower_limit(which: int, value: int) -> None:
+    _, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(which, (value, hard))
+
+
+def _arm_cpu_limit(cpu_at_start: float, cpu_s: float | None) -> None:
+    """Let the kernel send SIGXCPU once this job has used ``cpu_s`` CPU seconds.
+
+    RLIMIT_CPU counts the whole life of the process, so the soft limit moves with every job.
+    """
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = hard if cpu_s is None else math.ceil(cpu_at_start + cpu_s)
+    if hard != resource.RLIM_INFINITY and soft != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _reset_peak_rss() -> None:
+    # Writing 5 resets the kernel's peak resident set size (VmHWM) of this process.
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _own_peak_rss_mb() -> float | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def registered_parsers() -> tuple[tuple[str, str, str | None, str], ...]:
+    """The parser registry of this process, for :attr:`WorkerSetup.parsers`."""
+    from docsight.parsers import PARSERS
+
+    entries = (PARSERS.entry(name) for name in PARSERS.names())
+    return tuple((e.name, e.target, e.extra, e.description) for e in entries)

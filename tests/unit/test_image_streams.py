@@ -312,3 +312,32 @@ def test_query_images_are_scaled_flattened_and_hashed_by_bytes(tmp_path: Path) -
     again = load_query_image(buffer.getvalue(), ImageQuerySettings(max_side=200), ocr=False)
     assert image.digest == again.digest and image.ocr is False and image.lines == ()
     assert image.png.startswith(b"\x89PNG")
+
+
+def test_a_slow_parser_does_not_hold_up_the_answer(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    release = threading.Event()
+
+    class Slow(CountingParser):
+        def parse(self, image: QueryImage) -> TypedText | None:
+            release.wait(10)
+            return None
+
+    settings = ImageQuerySettings(parser_timeout=0.3)
+    parsers = {"chart": CountingParser("chart", "bars"), "table": Slow("table", None)}
+    analyzer = ImageQueryAnalyzer(
+        settings,
+        cache=JsonCache(tmp_path / "c.sqlite"),
+        router=CountingRouter(_routing(("chart", 0.8), ("table", 0.5))),
+        parsers=parsers,  # type: ignore[arg-type]
+        captioner=CountingCaptioner(),
+    )
+    started = time.monotonic()
+    analysis = analyzer.analyze(_png(tmp_path))
+    elapsed = time.monotonic() - started
+    release.set()
+    assert elapsed < 3.0
+    assert [t.type for t in analysis.typed] == ["chart"]
+    assert any("table parser took longer" in w for w in analysis.warnings)

@@ -212,11 +212,15 @@ class ImageQueryAnalyzer:
                 cached[f"parse:{kind}"] = False
         if missing:
             loaded = image.value  # decode and OCR once, before the threads share it
-            with ThreadPoolExecutor(max_workers=len(missing)) as pool:
+            # One deadline for all parsers; no ``with`` block, whose exit would wait for a
+            # parser that overran.
+            pool = ThreadPoolExecutor(max_workers=len(missing), thread_name_prefix="typed-parser")
+            deadline = time.monotonic() + self.settings.parser_timeout
+            try:
                 futures = {kind: pool.submit(parsers[kind].parse, loaded) for kind in missing}
                 for kind, future in futures.items():
                     try:
-                        out = future.result(timeout=self.settings.parser_timeout)
+                        out = future.result(timeout=max(0.0, deadline - time.monotonic()))
                     except FutureTimeout:
                         warnings.append(
                             f"the {kind} parser took longer than {self.settings.parser_timeout:g} s"
@@ -231,6 +235,8 @@ class ImageQueryAnalyzer:
                         # "Nothing of this type here" is an answer worth keeping too.
                         value = out.model_dump() if out is not None else {"text": ""}
                         self.cache.put(f"image-parser/{kind}", key, value)
+            finally:
+                pool.shutdown(wait=False, cancel_futures=True)
         return [t for kind in wanted if (t := results.get(kind)) is not None]
 
     def _caption(

@@ -297,7 +297,7 @@ class Evaluator:
                 f"{s.doc_name}#{s.page}" for s in sorted(answer.sources, key=lambda s: s.rank)
             )
         )
-        result.warnings.extend(answer.warnings)
+        result.warnings.extend(w for w in answer.warnings if w not in result.warnings)
         started = time.perf_counter()
         metrics, notes = score_answer(answer, q, judge)
         if judge is not None:

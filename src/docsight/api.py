@@ -21,7 +21,7 @@ from docsight.errors import (
     DocumentNotFoundError,
     LLMError,
 )
-from docsight.index.base import CollectionStats, DocumentInfo, Store
+from docsight.index.base import CheckProblem, CheckReport, CollectionStats, DocumentInfo, Store
 from docsight.ingest.report import IngestReport
 from docsight.retrieval.hit import Hit
 from docsight.settings import Settings
@@ -188,6 +188,43 @@ class DocSight:
         finally:
             lock.release()
         return info
+
+    def check(self, *, repair: bool = False) -> CheckReport:
+        """Verify the collection's integrity: see :meth:`Store.check` for what is checked.
+
+        Read-only unless ``repair``: then :meth:`Store.recover` first finishes or undoes what an
+        interrupted write left, and the report lists what that fixed. The writer lock is held
+        throughout, so a write in progress is never mistaken for damage.
+        """
+        self._require_collection()
+        lock = self._locked()
+        try:
+            before = self.store.check() if repair else None
+            if before is not None:
+                self.store.recover()
+            report = self.store.check()
+        finally:
+            lock.release()
+        if before is not None:
+            left = {(p.code, p.table, p.doc_id) for p in report.problems}
+            report.repairs = [
+                p.code
+                + (f" in {p.table}" if p.table else "")
+                + (f" of {p.doc_id[:12]}" if p.doc_id else "")
+                + (f" ({p.rows} rows)" if p.rows else "")
+                for p in before.problems
+                if (p.code, p.table, p.doc_id) not in left
+            ]
+        configured = self.encoder().fingerprint
+        if report.encoder is not None and report.encoder != configured:
+            report.problems.append(
+                CheckProblem(
+                    code="encoder_mismatch",
+                    message=f"the collection was embedded with {report.encoder}, but the "
+                    f"configured encoder is {configured}: searches refuse to run",
+                )
+            )
+        return report
 
     # --- reading -------------------------------------------------------------------------------
 

@@ -9,12 +9,15 @@ About three and a half minutes on two shared cores.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from docsight import DocSight
+from docsight.cli.main import app
 from docsight.settings import Settings
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
@@ -112,5 +115,9 @@ def test_every_hostile_file_ends_with_an_outcome(shared_data: Path, tmp_path: Pa
     assert len(ds.documents()) == len(stored)
     assert ds.search("lorem ipsum", k=3)
 
-    # TODO(issue 6, part 2): run `docsight check` on the collection here and assert it passes;
-    # the command does not exist yet.
+    # Every committed document has exactly its rows, and nothing else is left behind.
+    result = CliRunner().invoke(app, ["-c", str(tmp_path / "col"), "check", "--json"])
+    assert result.exit_code == 0, result.stdout
+    check = json.loads(result.stdout)
+    assert check["problems"] == [], check["problems"]
+    assert check["counts"]["documents"] == len(stored)

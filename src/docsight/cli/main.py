@@ -267,6 +267,30 @@ def info(as_json: JsonOption = False) -> None:
         render.stats(console, stats, extra)
 
 
+@app.command()
+def check(
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="First finish or undo what interrupted writes left (rows of uncommitted "
+            "documents, missing or lagging indexes), then check.",
+        ),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Verify the collection's integrity (after any running ingest); exit status 1 if errors
+    remain. Warnings, such as rows not yet in an index, do not fail the check."""
+    with _errors(as_json):
+        report = _docsight().check(repair=repair)
+    if as_json:
+        render.print_json(console, {**report.model_dump(mode="json"), "ok": report.ok})
+    else:
+        render.check_report(console, report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
 llm_app = typer.Typer(help="Local language models.", no_args_is_help=True)
 app.add_typer(llm_app, name="llm")
 

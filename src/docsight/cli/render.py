@@ -229,3 +229,37 @@ def image_analysis(console: Console, analysis: Any) -> None:
         console.print(f"  [dim]caption:[/dim] {escape(analysis.caption)}")
     for warning in analysis.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+
+
+def check_report(console: Console, report: Any) -> None:
+    """A ``CheckReport``: what was repaired, the row counts, then every problem."""
+    for repair in report.repairs:
+        console.print(f"[green]repaired[/green] {escape(repair)}")
+    counts = ", ".join(
+        f"{n} {name}" for name, n in report.counts.items() if n or name != "uncommitted"
+    )
+    version = f"schema v{report.schema_version}" if report.schema_version is not None else ""
+    console.print(f"[dim]{escape(report.path)}: {escape(counts or 'no tables')} {version}[/dim]")
+    if report.problems:
+        table = Table(title="Problems", expand=False)
+        table.add_column("severity")
+        table.add_column("code")
+        table.add_column("table")
+        table.add_column("message", overflow="fold")
+        for p in report.problems:
+            style = "red" if p.severity == "error" else "yellow"
+            table.add_row(Text(p.severity, style=style), p.code, p.table or "", escape(p.message))
+        console.print(table)
+    errors = len(report.errors)
+    warnings = len(report.problems) - errors
+    warned = f"{warnings} warning{'s' * (warnings != 1)}"
+    if report.ok:
+        console.print(
+            "[green]collection is consistent[/green]" + (f" ({warned})" if warnings else "")
+        )
+    else:
+        console.print(
+            f"[red]{errors} error{'s' * (errors != 1)}[/red]"
+            + (f" and {warned}" if warnings else "")
+            + "; `docsight check --repair` removes what interrupted writes left"
+        )

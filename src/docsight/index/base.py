@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from docsight.document.chunk import Chunk
 from docsight.document.model import Asset, Document, Element, ParsedDocument
@@ -48,6 +48,47 @@ class CollectionStats(BaseModel):
     indexes: list[str]
 
 
+class CheckProblem(BaseModel):
+    """One finding of :meth:`Store.check`."""
+
+    #: Stable code: ``count_mismatch``, ``orphan_rows``, ``duplicate_id``, ``missing_asset``,
+    #: ``document_status``, ``table_schema``, ``schema_version``, ``encoder_unbound``,
+    #: ``encoder_mismatch``, ``vector_dim``, ``bad_vector``, ``text_index_missing``,
+    #: ``unindexed_rows``, ``manifest``.
+    code: str
+    #: Errors are damage (or a configuration that cannot read the collection); warnings only cost
+    #: speed, such as rows not yet folded into an index.
+    severity: Literal["error", "warning"] = "error"
+    message: str
+    table: str | None = None
+    doc_id: str | None = None
+    #: Rows (or ids) affected.
+    rows: int = 0
+
+
+class CheckReport(BaseModel):
+    """The integrity of a collection: what was counted and what is wrong."""
+
+    path: str
+    schema_version: int | None = None
+    encoder: str | None = None
+    dim: int | None = None
+    #: Rows per table, plus ``documents`` (committed) and ``uncommitted`` (other statuses).
+    counts: dict[str, int] = Field(default_factory=dict)
+    problems: list[CheckProblem] = Field(default_factory=list)
+    #: What ``check --repair`` did before checking (empty without ``--repair``).
+    repairs: list[str] = Field(default_factory=list)
+
+    @property
+    def errors(self) -> list[CheckProblem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def ok(self) -> bool:
+        """No errors (warnings allowed)."""
+        return not self.errors
+
+
 @dataclass(frozen=True)
 class ChannelHit:
     """One candidate from one retrieval channel (hot path: a plain frozen dataclass).
@@ -76,10 +117,16 @@ class Store(Protocol):
     Contract:
     - ``put_document`` writes every child row (assets, pages, elements, chunks) before the
       document row, which is the commit point; rows are upserted by their content-hash ids, so a
-      retried write never duplicates. ``recover`` removes child rows of uncommitted documents.
+      retried write never duplicates. ``recover`` (run before every ingest) removes child rows
+      of uncommitted documents and builds or updates indexes an interrupted ingest left behind,
+      so re-running a killed ingest finishes the job.
     - Reads and searches only ever return rows of committed documents.
     - ``delete_document`` removes the document row first, then its children.
     - Searches take an optional set of document ids as a pre-filter.
+    - ``check`` is read-only: it reports counts that disagree with their document row, child
+      rows without a committed document, duplicate ids, missing assets, table schemas, the
+      encoder binding and vector shape, and missing or lagging text indexes. It never repairs;
+      ``recover`` does (``docsight check --repair`` runs ``recover`` and checks again).
     """
 
     path: Path
@@ -129,6 +176,8 @@ class Store(Protocol):
     ) -> list[ChannelHit]: ...
 
     def recover(self) -> int: ...
+
+    def check(self) -> CheckReport: ...
 
     def optimize(self) -> None: ...
 

@@ -32,7 +32,13 @@ from docsight.errors import (
     StoreError,
 )
 from docsight.index import schema as S
-from docsight.index.base import ChannelHit, CollectionStats, DocumentInfo, PageIndex
+from docsight.index.base import (
+    ChannelHit,
+    CheckReport,
+    CollectionStats,
+    DocumentInfo,
+    PageIndex,
+)
 
 log = logging.getLogger(__name__)
 
@@ -253,7 +259,14 @@ class LanceStore:
                 table.delete(_in_filter("doc_id", batch))
 
     def recover(self) -> int:
-        """Remove rows of documents whose write never committed (a crash mid-ingest)."""
+        """Finish or undo what an interrupted write left; returns the uncommitted documents whose
+        rows were removed.
+
+        A process killed mid-ingest can leave child rows of a document it never committed, a
+        first document committed before its text index was built, or committed rows it never
+        folded into the indexes (the final optimize). Re-running ingest skips documents that are
+        already committed, so nothing else would ever build or update those indexes.
+        """
         committed = self.committed_ids()
         orphans: set[str] = set()
         for name in ("chunks", "elements", "pages", "assets"):
@@ -263,11 +276,33 @@ class LanceStore:
             ids = table.search().select(["doc_id"]).limit(None).to_arrow().column("doc_id")
             orphans.update(set(pc.unique(ids).to_pylist()) - committed)
         orphans.discard(None)  # type: ignore[arg-type]
-        if orphans:
-            log.info("removing rows of %d uncommitted documents", len(orphans))
-            with self._lock:
+        with self._lock:
+            if orphans:
+                log.info("removing rows of %d uncommitted documents", len(orphans))
                 self._delete_children(sorted(orphans))
+            self._ensure_text_index()
+            if self._indexes_lag():
+                log.info("adding rows an interrupted ingest left out of the indexes")
+                self.optimize()
         return len(orphans)
+
+    def _indexes_lag(self) -> bool:
+        """Whether an index of chunks or pages misses rows (they are found by a slower scan)."""
+        for name in ("chunks", "pages"):
+            table = self._table(name)
+            if table is None:
+                continue
+            for index in table.list_indices():
+                stats = table.index_stats(index.name)
+                if stats is not None and stats.num_unindexed_rows:
+                    return True
+        return False
+
+    def check(self) -> CheckReport:
+        """Verify the collection's integrity without changing it (see :mod:`.check`)."""
+        from docsight.index.check import check_collection
+
+        return check_collection(self)
 
     def get_document(self, doc_id: str) -> Document:
         table = self._table("documents")

@@ -8,7 +8,7 @@ import pytest
 
 from docsight import DocSight, Settings
 from docsight.agents.answer import NOT_ANSWERABLE
-from fixtures.fake_llm import FakeLLM, error, ok
+from fixtures.fake_llm import FakeLLM, Reply, empty, error, hang, malformed_body, ok, rate_limited
 from fixtures.llm_fixtures import llm_settings
 
 
@@ -83,6 +83,30 @@ def test_llm_failure_falls_back_to_extractive(text_collection: Path, fake_llm: F
     assert "licence key has expired" in answer.answer
     assert any("language model failed" in w for w in answer.warnings)
     assert len(fake_llm.chat_requests) == 2  # one try plus max_retries=1
+
+
+@pytest.mark.parametrize(
+    ("fault", "code"),
+    [
+        (rate_limited(retry_after=0.05), "llm_rate_limited"),
+        (hang(2.0), "llm_timeout"),
+        (malformed_body(), "llm"),
+        (empty(), "llm_bad_response"),
+    ],
+    ids=["429-retry-after", "timeout", "malformed-json", "empty-completion"],
+)
+def test_every_model_fault_degrades_to_a_cited_extractive_answer(
+    text_collection: Path, fake_llm: FakeLLM, fault: Reply, code: str
+) -> None:
+    fake_llm.script(fault, fault)
+    ds = _with_llm(text_collection, fake_llm.base_url, timeout=0.5)
+    answer = ds.ask("What does error E42 mean?")
+    assert answer.mode == "extractive" and answer.answerable
+    assert "licence key has expired" in answer.answer and answer.citations
+    warning = next(w for w in answer.warnings if "language model failed" in w)
+    assert code in warning
+    # Bounded: transient faults are retried once (max_retries=1), unusable answers are not.
+    assert 1 <= len(fake_llm.chat_requests) <= 2
 
 
 @pytest.mark.llm

@@ -75,17 +75,12 @@ class SplitCache:
         return self._pick(namespace).memo(namespace, key, compute)
 
 
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
-
-
 def run_variant(
     name: str, overrides: dict[str, Any], images: bool, collection: Path, evalset: Any, ocr: Any
 ) -> dict[str, Any]:
     from docsight import DocSight
     from docsight.cache import JsonCache
-    from docsight.evaluation.runner import aggregate
+    from docsight.evaluation.runner import aggregate, percentile
     from docsight.evaluation.scoring import score_pages
     from docsight.evaluation.types import QuestionResult
     from docsight.query.analyze import ImageQueryAnalyzer
@@ -122,7 +117,7 @@ def run_variant(
         row[key] = {m: summary.get(m) for m in ("recall@1", "recall@5", "ndcg@10", "mrr")}
         row[f"{pass_name}_{scope}_latency"] = {
             "p50": round(statistics.median(latencies), 4),
-            "p95": round(_pct(latencies, 0.95), 4),
+            "p95": round(percentile(latencies, 0.95), 4),
             "image_p50": round(statistics.median(image_seconds), 4) if image_seconds else 0.0,
         }
     if row["cold"] != row["document"]:

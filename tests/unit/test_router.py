@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+from docsight.document.ids import bytes_sha256
 from docsight.errors import ConfigurationError, LLMResponseError, LLMTimeoutError
 from docsight.llm.base import ChatResult, M, Message
 from docsight.parsers.vision.common import OcrLine
@@ -18,7 +19,6 @@ from docsight.query.image import (
     QueryImage,
     Router,
     TypeScore,
-    image_digest,
     to_png,
 )
 from docsight.query.router import (
@@ -42,7 +42,7 @@ from docsight.settings import ImageQuerySettings
 def _image(rgb: np.ndarray, lines: tuple[OcrLine, ...] = (), *, ocr: bool = True) -> QueryImage:
     png = to_png(rgb)
     return QueryImage(
-        source="test.png", digest=image_digest(png), rgb=rgb, png=png, lines=lines, ocr=ocr
+        source="test.png", digest=bytes_sha256(png), rgb=rgb, png=png, lines=lines, ocr=ocr
     )
 
 

@@ -99,7 +99,8 @@ def aggregate(results: list[QuestionResult]) -> dict[str, float | int | None]:
     return out
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
+    """The value at quantile ``q`` of a non-empty list (nearest rank, no interpolation)."""
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 4)
 
@@ -111,8 +112,8 @@ def latency(results: list[QuestionResult]) -> dict[str, float | int]:
     steps = sorted({step for r in results for step in r.timings})
     for step in steps:
         values = [r.timings[step] for r in results if step in r.timings]
-        out[f"{step}_p50"] = _percentile(values, 0.5)
-        out[f"{step}_p95"] = _percentile(values, 0.95)
+        out[f"{step}_p50"] = percentile(values, 0.5)
+        out[f"{step}_p95"] = percentile(values, 0.95)
     warm = [r.image_warm for r in results if r.image_warm is not None]
     if warm:
         out["image_warm"] = sum(warm)

@@ -201,9 +201,16 @@ class ImageQueryAnalyzer:
             warnings.append(f"no parser enabled for {', '.join(skipped)}")
         results: dict[str, TypedText | None] = {}
         missing: list[str] = []
+        keys = {
+            kind: content_key(ANALYSIS_VERSION, image.digest, parsers[kind].version)
+            for kind in wanted
+        }
         for kind in wanted:
-            key = content_key(ANALYSIS_VERSION, image.digest, parsers[kind].version)
-            hit = self.cache.get(f"image-parser/{kind}", key) if self.cache is not None else None
+            hit = (
+                self.cache.get(f"image-parser/{kind}", keys[kind])
+                if self.cache is not None
+                else None
+            )
             if hit is not None:
                 results[kind] = TypedText.model_validate(hit) if hit.get("text") else None
                 cached[f"parse:{kind}"] = True
@@ -231,10 +238,9 @@ class ImageQueryAnalyzer:
                         continue
                     results[kind] = out
                     if self.cache is not None:
-                        key = content_key(ANALYSIS_VERSION, image.digest, parsers[kind].version)
                         # "Nothing of this type here" is an answer worth keeping too.
                         value = out.model_dump() if out is not None else {"text": ""}
-                        self.cache.put(f"image-parser/{kind}", key, value)
+                        self.cache.put(f"image-parser/{kind}", keys[kind], value)
             finally:
                 pool.shutdown(wait=False, cancel_futures=True)
         return [t for kind in wanted if (t := results.get(kind)) is not None]
@@ -272,10 +278,11 @@ class _LazyImage:
     def __init__(
         self, source: str | Path | bytes, settings: ImageQuerySettings, cache: JsonCache | None
     ) -> None:
-        from docsight.query.image import image_digest, read_image_bytes
+        from docsight.document.ids import bytes_sha256
+        from docsight.query.image import read_image_bytes
 
         self.name, self._data = read_image_bytes(source, settings)
-        self.digest = image_digest(self._data)
+        self.digest = bytes_sha256(self._data)
         self._settings = settings
         self._cache = cache
         self._value: QueryImage | None = None

@@ -13,7 +13,6 @@ documents (a quarter of the derived mmquery-dev queries crop one) and need their
 
 from __future__ import annotations
 
-import hashlib
 import io
 import warnings
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import numpy as np
 from PIL import Image, ImageOps
 from pydantic import BaseModel, Field, field_validator
 
+from docsight.document.ids import bytes_sha256
 from docsight.errors import QueryImageError
 from docsight.parsers.vision.common import OcrLine, flatten_image
 from docsight.settings import ImageQuerySettings
@@ -218,10 +218,6 @@ def decode_image(name: str, data: bytes, settings: ImageQuerySettings) -> np.nda
         raise QueryImageError(name, f"not a readable image ({kinds}): {exc}") from exc
 
 
-def image_digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def to_png(rgb: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(rgb).save(buffer, format="PNG", optimize=False)
@@ -256,5 +252,5 @@ def load_query_image(
         lines = tuple(OcrEngine.shared().recognize(rgb, cache))
         ran = True
     return QueryImage(
-        source=name, digest=image_digest(data), rgb=rgb, png=to_png(rgb), lines=lines, ocr=ran
+        source=name, digest=bytes_sha256(data), rgb=rgb, png=to_png(rgb), lines=lines, ocr=ran
     )

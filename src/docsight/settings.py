@@ -120,6 +120,11 @@ class ParseSettings(BaseSettings):
     max_sheet_cells: int = Field(default=500_000, ge=1000)
     #: Embedded images smaller than this fraction of the page are decoration, not figures.
     min_figure_area: float = Field(default=0.01, ge=0.0, le=1.0)
+    #: Flag text a reader would not see (off the page, too small, no contrast with what is
+    #: behind it, marked hidden); flagged text is kept in the map but never indexed.
+    flag_hidden_text: bool = True
+    #: Text set smaller than this (points) is flagged as too small to read.
+    min_font_pt: float = Field(default=2.0, ge=0.0, le=12.0)
 
 
 class IngestSettings(BaseSettings):

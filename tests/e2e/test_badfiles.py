@@ -114,6 +114,12 @@ def test_every_hostile_file_ends_with_an_outcome(shared_data: Path, tmp_path: Pa
     stored = {f.doc_id for f in report.files if f.status in ("added", "no_text")}
     assert len(ds.documents()) == len(stored)
     assert ds.search("lorem ipsum", k=3)
+    # Injections hidden from a reader (white 1 pt text, display:none) are never found; the ones
+    # printed in plain sight are, and are then handled as data in prompts.
+    hits = ds.search("IGNORE ALL PREVIOUS INSTRUCTIONS maintenance mode", k=20)
+    sources = {h.doc_name for h in hits if "maintenance mode" in h.text}
+    assert "docx_injection.docx" in sources, sources
+    assert not sources & {"prompt_injection_hidden_white.pdf", "html_scripts.html"}, sources
 
     # Every committed document has exactly its rows, and nothing else is left behind.
     result = CliRunner().invoke(app, ["-c", str(tmp_path / "col"), "check", "--json"])

@@ -62,7 +62,7 @@ def test_docx_reading_order_and_kinds(parsed_docx: ParsedDocument) -> None:
         K.FOOTER,
     ]  # fmt: skip
     doc = parsed_docx.document
-    assert doc.title == officegen.DOC_TITLE and doc.parser == "docx/1"
+    assert doc.title == officegen.DOC_TITLE and doc.parser == "docx/2"
     assert doc.layout == "vertical"
 
 

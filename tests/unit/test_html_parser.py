@@ -57,7 +57,7 @@ def test_html_is_sniffed_and_registered() -> None:
     assert detect_media_type(b"  <!DOCTYPE html><html>", Path("x.txt")) == HTML
     parser = parser_for(HTML, Path("x.html"))
     assert isinstance(parser, HtmlParser)
-    assert (parser.name, parser.version) == ("html", "1")
+    assert (parser.name, parser.version) == ("html", "2")
 
 
 # --- structure -------------------------------------------------------------------------------

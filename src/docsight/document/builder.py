@@ -19,6 +19,7 @@ from docsight.document.model import (
     Element,
     ElementKind,
     Font,
+    Hidden,
     Layout,
     Page,
     ParsedDocument,
@@ -107,10 +108,18 @@ class DocumentBuilder:
         markdown: str | None = None,
         image_id: str | None = None,
         attrs: dict[str, Any] | None = None,
+        hidden: list[Hidden] | None = None,
     ) -> Element:
-        """Append the next element in reading order."""
+        """Append the next element in reading order.
+
+        Hidden text is kept as a plain paragraph: a heading nobody can see must not restructure
+        the map (section paths are prefixed to every indexed chunk) or name the document.
+        """
         if page < 0 or (self.pages and page >= len(self.pages)):
             raise ValueError(f"page {page} out of range for {len(self.pages)} pages")
+        hidden = sorted(set(hidden or ()))
+        if hidden and kind in (ElementKind.TITLE, ElementKind.HEADING, ElementKind.CAPTION):
+            kind, level = ElementKind.PARAGRAPH, None
         order = len(self.elements)
         element_id = Element.make_id(self.doc_id, kind, page, order, text)
         if kind == ElementKind.HEADING:
@@ -135,6 +144,7 @@ class DocumentBuilder:
             font=font,
             image_id=image_id,
             attrs=attrs or {},
+            hidden=hidden,
         )
         self.elements.append(element)
         return element
@@ -186,7 +196,8 @@ class DocumentBuilder:
             pages=self.pages,
             sections=self.sections,
             elements=self.elements,
-            edges=link(self.elements, self.sections, self.pages),
+            # Hidden text neither captions nor refers: it would wire invisible claims into the map.
+            edges=link([e for e in self.elements if not e.hidden], self.sections, self.pages),
             layout=layout,
             name=self.name,
             source=self.source,
@@ -196,6 +207,13 @@ class DocumentBuilder:
             size_bytes=self.size_bytes,
         )
         document.validate_structure()
+        hidden = [e for e in document.elements if e.hidden]
+        if hidden:
+            reasons = sorted({str(r) for e in hidden for r in e.hidden})
+            self.warn(
+                f"{len(hidden)} element(s) of text a reader would not see "
+                f"({', '.join(reasons)}); kept in the map, not indexed"
+            )
         return ParsedDocument(
             document=document, assets=list(self.assets.values()), warnings=self.warnings
         )

@@ -2,7 +2,7 @@
 
 This is what ``docsight map`` prints and what agents will navigate: sections with their pages and
 element counts, the tables and figures in each with their captions, and the references between
-parts of the document.
+parts of the document, and the text kept out of search because a reader would not see it.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from typing import Any
 from docsight.document.model import Document, EdgeKind, ElementKind
 
 _ARTIFACTS = (ElementKind.TABLE, ElementKind.FIGURE, ElementKind.CHART)
+#: Characters of each hidden element shown in the map.
+_HIDDEN_PREVIEW = 200
 
 
 def document_map(doc: Document) -> dict[str, Any]:
@@ -87,4 +89,17 @@ def document_map(doc: Document) -> dict[str, Any]:
             if e.kind == EdgeKind.REFERS_TO
         ],
         "captions_bound": sum(1 for e in doc.edges if e.kind == EdgeKind.CAPTION_OF),
+        # Text a reader would not see: shown so people can inspect what was kept out of search.
+        "hidden": [
+            {
+                "id": e.id,
+                "page": e.page,
+                "reasons": [str(r) for r in e.hidden],
+                "text": e.text[:_HIDDEN_PREVIEW],
+                "chars": len(e.text),
+                "bbox": list(e.bbox.as_tuple()) if e.bbox else None,
+            }
+            for e in doc.elements
+            if e.hidden
+        ],
     }

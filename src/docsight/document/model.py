@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from docsight.document.ids import bytes_sha256, content_id
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: Element.hidden
 
 
 class ElementKind(StrEnum):
@@ -44,6 +44,25 @@ class ElementKind(StrEnum):
 FURNITURE_KINDS = frozenset({ElementKind.HEADER, ElementKind.FOOTER})
 #: Kinds that open a section.
 HEADING_KINDS = frozenset({ElementKind.TITLE, ElementKind.HEADING})
+
+
+class Hidden(StrEnum):
+    """Why text that a parser found would not be seen by a person looking at the page.
+
+    Invisible text is how instructions get smuggled to a model and keywords to a search index,
+    so flagged elements stay in the map (``docsight`` shows them) but are never indexed, never
+    quoted and never given to a model.
+    """
+
+    #: Placed outside the visible page or slide.
+    OFF_PAGE = "off_page"
+    #: Set in a font too small to read (``ParseSettings.min_font_pt``).
+    TINY = "tiny"
+    #: Drawn in the colour of what lies behind it: white on white, an invisible text render
+    #: mode with nothing printed under it, text covered by an opaque shape.
+    NO_CONTRAST = "no_contrast"
+    #: Marked hidden by the format itself: a DOCX run with ``vanish``, a hidden PPTX shape.
+    MARKED = "marked_hidden"
 
 
 class BBox(BaseModel):
@@ -125,10 +144,16 @@ class Element(BaseModel):
     #: Asset id of the saved crop (figures, tables).
     image_id: str | None = None
     attrs: dict[str, Any] = Field(default_factory=dict)
+    #: Why the text would not be visible on the page; empty for visible content.
+    hidden: list[Hidden] = Field(default_factory=list)
 
     @property
     def is_furniture(self) -> bool:
         return self.kind in FURNITURE_KINDS
+
+    @property
+    def is_hidden(self) -> bool:
+        return bool(self.hidden)
 
     @staticmethod
     def make_id(doc_id: str, kind: ElementKind | str, page: int, order: int, text: str) -> str:
@@ -241,9 +266,9 @@ class Document(BaseModel):
         return [e for e in self.elements if e.page == page]
 
     def indexable_elements(self) -> Iterator[Element]:
-        """Elements in reading order, without page furniture."""
+        """Elements in reading order, without page furniture and without hidden text."""
         for element in self.elements:
-            if not element.is_furniture:
+            if not element.is_furniture and not element.hidden:
                 yield element
 
     def validate_structure(self) -> None:

@@ -17,7 +17,7 @@ import pyarrow as pa
 from docsight.document.chunk import Chunk
 from docsight.document.model import Asset, BBox, Document, Element, Font, ParsedDocument
 
-STORE_SCHEMA_VERSION = 2  # 2: page labels and text, chunk images, chunker per document
+STORE_SCHEMA_VERSION = 3  # 2: page labels and text, chunk images, chunker per document; 3: hidden
 
 _BBOX = pa.list_(pa.float32(), 4)
 _IDS = pa.list_(pa.string())
@@ -74,6 +74,7 @@ ELEMENTS = pa.schema(
         pa.field("font_json", pa.string()),
         pa.field("image_id", pa.string()),
         pa.field("attrs_json", pa.large_string()),
+        pa.field("hidden", _IDS),
     ]
 )
 
@@ -195,6 +196,7 @@ def element_rows(doc: Document) -> list[dict[str, Any]]:
             "font_json": e.font.model_dump_json() if e.font else None,
             "image_id": e.image_id,
             "attrs_json": json.dumps(e.attrs, ensure_ascii=False, default=str),
+            "hidden": [str(h) for h in e.hidden],
         }
         for e in doc.elements
     ]
@@ -214,6 +216,7 @@ def element_from_row(row: dict[str, Any]) -> Element:
         font=Font.model_validate_json(row["font_json"]) if row["font_json"] else None,
         image_id=row["image_id"],
         attrs=json.loads(row["attrs_json"] or "{}"),
+        hidden=row.get("hidden") or [],
     )
 
 

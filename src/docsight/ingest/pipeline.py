@@ -301,6 +301,7 @@ class IngestPipeline:
         # The stored parser id is what the skip check compares (it may name OCR availability).
         parsed.document.parser = slot.parser_id
         outcome.warnings.extend(parsed.warnings)
+        outcome.hidden_elements = sum(1 for e in parsed.document.elements if e.hidden)
         outcome.timings.update(output.timings)
         clock = _Stopwatch(outcome.timings)
 

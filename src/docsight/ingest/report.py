@@ -28,6 +28,9 @@ class FileOutcome(BaseModel):
     #: Documents removed because this file, at the same path, replaced them.
     replaced: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    #: Elements of text a reader would not see (see ``document.model.Hidden``): stored in the
+    #: map, kept out of search.
+    hidden_elements: int = 0
     #: Seconds spent per stage ("parse", "describe", "chunk", "embed", "store").
     timings: dict[str, float] = Field(default_factory=dict)
     #: Peak resident memory of the worker process while it parsed this file, in MiB (``None``

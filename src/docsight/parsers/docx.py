@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from docsight.document.captions import caption_target
-from docsight.document.model import ElementKind, ParsedDocument
+from docsight.document.model import ElementKind, Hidden, ParsedDocument
 from docsight.document.tables import rows_to_markdown, rows_to_text
 from docsight.errors import LimitExceededError, ParseError
 from docsight.parsers.base import ParseContext, SourceFile
+from docsight.parsers.office_hidden import ParagraphRuns, WordVisibility
 from docsight.parsers.ooxml import (
     MAIN_PART_TYPES,
     MAX_REPEAT_CHARS,
@@ -56,6 +57,12 @@ _BLOCKS = frozenset((_W + "p", _W + "tbl"))
 _MAX_DEPTH = 20
 _HEADING = re.compile(r"^heading\s*([1-9])$")
 _LIST_STYLE = re.compile(r"^list (bullet|number)(?:\s*([2-9]))?$")
+_VISIBLE: frozenset[Hidden] = frozenset()
+#: What carries from a run to the images and text boxes anchored in it: a hidden run hides them,
+#: while its size and colour say nothing about theirs.
+_CARRIED = frozenset({Hidden.MARKED})
+#: Text found hidden, with why.
+_Found = tuple[str, frozenset[Hidden]]
 
 
 @dataclass
@@ -67,20 +74,73 @@ class _Style:
     ilvl: int | None = None
 
 
+def _lines(parts: list[str]) -> str:
+    lines = (squash_spaces(line) for line in clean_text("".join(parts)).split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
 @dataclass
 class _Segment:
-    """Inline content between two page breaks."""
+    """Inline content between two page breaks; hidden runs' text is kept apart from the rest."""
 
     parts: list[str] = field(default_factory=list)
-    #: ("image" or "chart", relationship id, alt text), in order
-    drawings: list[tuple[str, str | None, str]] = field(default_factory=list)
-    boxes: list[Any] = field(default_factory=list)  # w:txbxContent elements
+    hidden_parts: list[str] = field(default_factory=list)
+    reasons: set[Hidden] = field(default_factory=set)
+    hiding: bool = False  # inside a stretch of hidden runs
+    #: ("image" or "chart", relationship id, alt text, hidden reasons), in order
+    drawings: list[tuple[str, str | None, str, frozenset[Hidden]]] = field(default_factory=list)
+    #: (w:txbxContent element, hidden reasons it inherits from its anchor run)
+    boxes: list[tuple[Any, frozenset[Hidden]]] = field(default_factory=list)
     notes: list[tuple[str, str]] = field(default_factory=list)  # ("footnote", id) references
+
+    def add(self, text: str, reasons: frozenset[Hidden]) -> None:
+        blank = not text.strip()
+        if reasons and not blank:
+            if not self.hiding:
+                # The hidden stretch is cut out: keep the words on either side apart, and
+                # separate stretches from each other.
+                self.hiding = True
+                self.parts.append(" ")
+                self.hidden_parts.append(" ")
+            self.hidden_parts.append(text)
+            self.reasons.update(reasons)
+            return
+        # Whitespace shows nothing either way: it stays visible so words do not run together.
+        self.parts.append(text)
+        if self.hiding:
+            if blank:
+                self.hidden_parts.append(text)
+            else:
+                self.hiding = False
 
     @property
     def text(self) -> str:
-        lines = (squash_spaces(line) for line in clean_text("".join(self.parts)).split("\n"))
-        return "\n".join(line for line in lines if line)
+        return _lines(self.parts)
+
+    @property
+    def hidden_text(self) -> str:
+        return _lines(self.hidden_parts) if self.hidden_parts else ""
+
+    def found(self) -> _Found | None:
+        text = self.hidden_text
+        return (text, frozenset(self.reasons)) if text else None
+
+
+@dataclass
+class _Hide:
+    """How runs are judged in flattened text (cells, headers, notes), and the hidden text found."""
+
+    visibility: WordVisibility
+    background: str | None  # what lies behind the text; None when unknown
+    inherited: frozenset[Hidden]
+    found: list[_Found] = field(default_factory=list)
+
+    def inside(self, background: str | None, carried: frozenset[Hidden] = _VISIBLE) -> _Hide:
+        """The same judge and sink for content nested on another background."""
+        return _Hide(self.visibility, background, self.inherited | carried, self.found)
+
+    def runs(self, ppr: Any) -> ParagraphRuns:
+        return self.visibility.paragraph(ppr, self.background, self.inherited)
 
 
 def _int(value: str | None, default: int = 0, low: int = 0, high: int = 64) -> int:
@@ -108,6 +168,19 @@ class _Walker:
         self.furniture: set[tuple[ElementKind, str]] = set()
         self.styles = self._read_styles()
         self.numbering = self._read_numbering()
+        self.visibility: WordVisibility | None = None
+        if settings.flag_hidden_text:
+            try:
+                styles_root = part.styles.element
+            except Exception:  # no styles part: only direct formatting counts
+                styles_root = None
+            self.visibility = WordVisibility(styles_root, part.element, settings.min_font_pt)
+        #: What lies behind body text (None when unknown) and the hidden reasons it inherits;
+        #: both change inside text boxes.
+        self.background = self.visibility.page if self.visibility else None
+        self.inherited = _VISIBLE
+        #: Hidden text of list items, emitted after their list so the list stays whole.
+        self.pending_hidden: list[_Found] = []
         self.notes = self._read_notes()
         self.pending_notes: list[tuple[str, str]] = []
         self.figures = 0
@@ -172,11 +245,11 @@ class _Walker:
                 formats[(el.get(_W + "numId") or "", level)] = ordered
         return formats
 
-    def _read_notes(self) -> dict[tuple[str, str], str]:
-        """("footnote" or "endnote", id) → text of the note."""
+    def _read_notes(self) -> dict[tuple[str, str], tuple[str, list[_Found]]]:
+        """("footnote" or "endnote", id) → text of the note, and its hidden text."""
         from docx.opc.constants import RELATIONSHIP_TYPE as RT
 
-        notes: dict[tuple[str, str], str] = {}
+        notes: dict[tuple[str, str], tuple[str, list[_Found]]] = {}
         for kind, rel in (("footnote", RT.FOOTNOTES), ("endnote", RT.ENDNOTES)):
             try:
                 root = _part_xml(self.part.part_related_by(rel))
@@ -185,10 +258,42 @@ class _Walker:
             for note in root.iter(_W + kind):
                 if note.get(_W + "type", "normal") != "normal":
                     continue  # separators between body and notes
-                text = _flat_text(note, 0)
-                if text:
-                    notes[(kind, note.get(_W + "id") or "")] = text
+                hide = self.hide()
+                text = _flat_text(note, 0, hide)
+                found = hide.found if hide is not None else []
+                if text or found:
+                    notes[(kind, note.get(_W + "id") or "")] = (text, found)
         return notes
+
+    # --- hidden text ---------------------------------------------------------------------------
+
+    def hide(self) -> _Hide | None:
+        """A judge and sink for flattened text here, or None when hidden text is not flagged."""
+        if self.visibility is None:
+            return None
+        return _Hide(self.visibility, self.background, self.inherited)
+
+    def runs_of(self, ppr: Any) -> ParagraphRuns | None:
+        if self.visibility is None:
+            return None
+        return self.visibility.paragraph(ppr, self.background, self.inherited)
+
+    def emit_hidden(self, found: list[_Found], kind: ElementKind = ElementKind.PARAGRAPH) -> None:
+        """Hidden text as one element of its own, so none of it reaches a visible element."""
+        texts = [text for text, _ in found if text]
+        if texts:
+            reasons = set().union(*(r for _, r in found))
+            self.emit(kind, "\n".join(texts), hidden=sorted(reasons))
+
+    def text_box(self, box: Any, depth: int, carried: frozenset[Hidden]) -> None:
+        saved = self.background, self.inherited
+        # The box's own fill (colour, gradient, picture) lies behind its text and is not
+        # resolved: white text in a dark callout box is normal, so contrast is not judged.
+        self.background, self.inherited = None, self.inherited | carried
+        try:
+            self.blocks(box, depth)
+        finally:
+            self.background, self.inherited = saved
 
     # --- emitting ------------------------------------------------------------------------------
 
@@ -217,15 +322,21 @@ class _Walker:
             markdown=list_markdown(items),
             attrs={"items": len(items)},
         )
+        pending, self.pending_hidden = self.pending_hidden, []
+        self.emit_hidden(pending)
         self.emit_notes()
 
     def emit_notes(self) -> None:
         """Footnotes follow the paragraph (or list) citing them, once each."""
         refs, self.pending_notes = self.pending_notes, []
         for ref in refs:
-            text = self.notes.pop(ref, None)
+            note = self.notes.pop(ref, None)
+            if note is None:
+                continue
+            text, found = note
             if text:
                 self.emit(ElementKind.NOTE, text, attrs={ref[0]: ref[1]})
+            self.emit_hidden(found)
 
     # --- blocks --------------------------------------------------------------------------------
 
@@ -243,14 +354,14 @@ class _Walker:
         if ppr is not None and _flag(ppr.find(_W + "pageBreakBefore")):
             self.page_break()
         segments = [_Segment()]
-        _inline(p, segments, 0)
+        _inline(p, segments, 0, self.runs_of(ppr), self.inherited)
         for i, segment in enumerate(segments):
             if i:
                 self.page_break()
             self._emit_segment(segment, kind, level, list_info)
-            for box in segment.boxes:
+            for box, carried in segment.boxes:
                 if depth < _MAX_DEPTH:
-                    self.blocks(box, depth + 1)
+                    self.text_box(box, depth + 1, carried)
         sect = ppr.find(_W + "sectPr") if ppr is not None else None
         if sect is not None and id(sect) in self.section_index:
             self.end_section(self.section_index[id(sect)])
@@ -274,9 +385,16 @@ class _Walker:
                 if kind == ElementKind.PARAGRAPH and caption_target(text):
                     kind = ElementKind.CAPTION
                 self.emit(kind, text, level=level)
-        for what, rel_id, alt in segment.drawings:
+        found = segment.found()
+        if found is not None:
+            # Right after the visible text it was cut from (after the list, for list items).
+            if self.list_items:
+                self.pending_hidden.append(found)
+            else:
+                self.emit_hidden([found])
+        for what, rel_id, alt, carried in segment.drawings:
             self.flush_list()
-            (self.figure if what == "image" else self.chart)(rel_id, alt)
+            (self.figure if what == "image" else self.chart)(rel_id, alt, carried)
         self.pending_notes.extend(segment.notes)
         if not self.list_items:
             self.emit_notes()
@@ -317,7 +435,7 @@ class _Walker:
             ordered = bool(named and named.group(1) == "number")
         return ElementKind.PARAGRAPH, None, (ilvl, ordered)
 
-    def figure(self, rel_id: str | None, alt: str) -> None:
+    def figure(self, rel_id: str | None, alt: str, hidden: frozenset[Hidden] = _VISIBLE) -> None:
         self.figures += 1
         image_id: str | None = None
         attrs: dict[str, Any] = {"missing_image": True}
@@ -327,9 +445,9 @@ class _Walker:
             image_id, attrs = image_asset(self.builder, blob, self.settings, where)
         elif blob is not None:
             attrs = {}
-        self.emit(ElementKind.FIGURE, alt, image_id=image_id, attrs=attrs)
+        self.emit(ElementKind.FIGURE, alt, image_id=image_id, attrs=attrs, hidden=sorted(hidden))
 
-    def chart(self, rel_id: str | None, alt: str) -> None:
+    def chart(self, rel_id: str | None, alt: str, hidden: frozenset[Hidden] = _VISIBLE) -> None:
         """A chart's data through python-pptx's chart classes (DrawingML is shared)."""
         blob = _related_blob(self.part, rel_id)
         if blob is None:
@@ -344,20 +462,28 @@ class _Walker:
             return
         if alt and not attrs["title"]:
             summary += f"; {alt}"
-        self.emit(ElementKind.CHART, summary, markdown=markdown, attrs={**attrs, "alt": alt})
+        self.emit(
+            ElementKind.CHART,
+            summary,
+            markdown=markdown,
+            attrs={**attrs, "alt": alt},
+            hidden=sorted(hidden),
+        )
 
     def table(self, tbl: Any, depth: int) -> None:
-        rows, cut = bounded_rows(_table_rows(tbl, depth), self.settings.max_sheet_cells)
+        hide = self.hide()
+        rows, cut = bounded_rows(_table_rows(tbl, depth, hide), self.settings.max_sheet_cells)
         if cut:
             self.builder.warn(f"table cut to {len(rows)} rows (max_sheet_cells)")
-        if not any(any(cell for cell in row) for row in rows):
-            return
-        self.emit(
-            ElementKind.TABLE,
-            rows_to_text(rows),
-            markdown=rows_to_markdown(rows),
-            attrs={"rows": len(rows), "cols": max(len(r) for r in rows)},
-        )
+        if any(any(cell for cell in row) for row in rows):
+            self.emit(
+                ElementKind.TABLE,
+                rows_to_text(rows),
+                markdown=rows_to_markdown(rows),
+                attrs={"rows": len(rows), "cols": max(len(r) for r in rows)},
+            )
+        if hide is not None:
+            self.emit_hidden(hide.found)
 
     # --- sections and furniture ----------------------------------------------------------------
 
@@ -393,10 +519,17 @@ class _Walker:
                 root = self.part.related_parts[ref.get(_R + "id")].element
             except Exception:  # a dangling reference
                 continue
-            text = squash_spaces(" ".join(_flat_text(root, 0).split()))
+            hide = self.hide()
+            text = squash_spaces(" ".join(_flat_text(root, 0, hide).split()))
             if text and (kind, text) not in self.furniture:
                 self.furniture.add((kind, text))
                 self.emit(kind, text, attrs={"variant": ref.get(_W + "type", "default")})
+            if hide is not None and hide.found:
+                # Kept as furniture (never indexed either way), apart from the visible text.
+                key = (kind, "\0" + " ".join(t for t, _ in hide.found))
+                if key not in self.furniture:
+                    self.furniture.add(key)
+                    self.emit_hidden(hide.found, kind)
 
 
 # --- inline content -------------------------------------------------------------------------------
@@ -414,40 +547,52 @@ def _flag(el: Any) -> bool:
     return el is not None and el.get(_VAL, "true") not in ("0", "false", "off")
 
 
-def _inline(el: Any, segments: list[_Segment], depth: int) -> None:
-    """Collect text, page breaks, images and text boxes of a paragraph, in order."""
+def _inline(
+    el: Any,
+    segments: list[_Segment],
+    depth: int,
+    runs: ParagraphRuns | None = None,
+    reasons: frozenset[Hidden] = _VISIBLE,
+) -> None:
+    """Collect text, page breaks, images and text boxes of a paragraph, in order.
+
+    ``runs`` judges each ``w:r`` (None: nothing is hidden); ``reasons`` apply to the text here.
+    """
     for child in el:
         tag = child.tag
         if not isinstance(tag, str) or tag in _SKIP_INLINE:
             continue
         seg = segments[-1]
         if tag in (_W + "t", _M + "t"):
-            seg.parts.append(child.text or "")
+            seg.add(child.text or "", reasons)
         elif tag in (_W + "tab", _W + "ptab"):
-            seg.parts.append("\t")
+            seg.add("\t", reasons)
         elif tag == _W + "br":
             kind = child.get(_W + "type")
             if kind == "page":
                 segments.append(_Segment())
             else:
-                seg.parts.append(" " if kind == "column" else "\n")
+                seg.add(" " if kind == "column" else "\n", reasons)
         elif tag == _W + "cr":
-            seg.parts.append("\n")
+            seg.add("\n", reasons)
         elif tag == _W + "noBreakHyphen":
-            seg.parts.append("-")
+            seg.add("-", reasons)
         elif tag in (_W + "footnoteReference", _W + "endnoteReference"):
             seg.notes.append((tag[len(_W) : -len("Reference")], child.get(_W + "id") or ""))
         elif tag == _W + "drawing":
-            _drawing(child, seg)
+            _drawing(child, seg, reasons & _CARRIED)
         elif tag == _W + "pict" or tag == _W + "object":
-            _vml(child, seg)
+            _vml(child, seg, reasons & _CARRIED)
         elif tag == _MC + "AlternateContent":
-            _inline(_choice(child), segments, depth + 1)
+            _inline(_choice(child), segments, depth + 1, runs, reasons)
         elif depth < _MAX_DEPTH:
-            _inline(child, segments, depth + 1)
+            if tag == _W + "r" and runs is not None:
+                _inline(child, segments, depth + 1, runs, runs.run(child))
+            else:
+                _inline(child, segments, depth + 1, runs, reasons)
 
 
-def _drawing(drawing: Any, seg: _Segment) -> None:
+def _drawing(drawing: Any, seg: _Segment, carried: frozenset[Hidden]) -> None:
     for frame in drawing:
         if frame.tag not in (_WP + "inline", _WP + "anchor"):
             continue
@@ -458,19 +603,19 @@ def _drawing(drawing: Any, seg: _Segment) -> None:
         alt = squash_spaces(clean_text(alt))
         blip = next(frame.iter(_A + "blip"), None)
         if blip is not None:
-            seg.drawings.append(("image", blip.get(_R + "embed"), alt))
+            seg.drawings.append(("image", blip.get(_R + "embed"), alt, carried))
         chart = next(frame.iter(_C + "chart"), None)
         if chart is not None:
-            seg.drawings.append(("chart", chart.get(_R + "id"), alt))
-        seg.boxes.extend(frame.iter(_W + "txbxContent"))
+            seg.drawings.append(("chart", chart.get(_R + "id"), alt, carried))
+        seg.boxes.extend((box, carried) for box in frame.iter(_W + "txbxContent"))
 
 
-def _vml(pict: Any, seg: _Segment) -> None:
+def _vml(pict: Any, seg: _Segment, carried: frozenset[Hidden]) -> None:
     for image in pict.iter(_V + "imagedata"):
         shape = image.getparent()
-        alt = shape.get("alt", "") if shape is not None else ""
-        seg.drawings.append(("image", image.get(_R + "id"), squash_spaces(clean_text(alt))))
-    seg.boxes.extend(pict.iter(_W + "txbxContent"))
+        alt = squash_spaces(clean_text(shape.get("alt", "") if shape is not None else ""))
+        seg.drawings.append(("image", image.get(_R + "id"), alt, carried))
+    seg.boxes.extend((box, carried) for box in pict.iter(_W + "txbxContent"))
 
 
 def _part_xml(part: Any) -> Any:
@@ -503,8 +648,13 @@ def _unwrapped(container: Any, tags: frozenset[str], depth: int = 0) -> Iterator
             yield from _unwrapped(inner, tags, depth + 1)
 
 
-def _table_rows(tbl: Any, depth: int) -> list[list[str]]:
-    """Cell texts row by row; merged cells repeat their text in every grid cell they cover."""
+def _table_rows(tbl: Any, depth: int, hide: _Hide | None) -> list[list[str]]:
+    """Cell texts row by row; merged cells repeat their text in every grid cell they cover.
+
+    Hidden text of the cells goes to ``hide.found`` instead of the cells.
+    """
+    if hide is not None:
+        hide = hide.inside(hide.visibility.table_background(tbl, hide.background))
     rows: list[list[str]] = []
     above: dict[int, str] = {}  # grid column → text of the vertical merge started above
     for tr in _unwrapped(tbl, frozenset((_W + "tr",))):
@@ -518,7 +668,10 @@ def _table_rows(tbl: Any, depth: int) -> list[list[str]]:
             if vmerge == "continue":
                 row.extend([above.get(c, "") for c in range(col, col + span)])
                 continue
-            text = _flat_text(tc, depth + 1)
+            cell = None
+            if hide is not None:
+                cell = hide.inside(hide.visibility.cell_background(tc, hide.background))
+            text = _flat_text(tc, depth + 1, cell)
             # Short merged texts (labels) are repeated in every grid cell; long ones only once,
             # so a crafted merge cannot multiply a long text across a large grid.
             repeat = text if len(text) <= MAX_REPEAT_CHARS else ""
@@ -532,22 +685,50 @@ def _table_rows(tbl: Any, depth: int) -> list[list[str]]:
     return rows
 
 
-def _flat_text(container: Any, depth: int) -> str:
-    """The text of a cell, header or text box on one line; nested tables as ``a, b; c, d``."""
+def _flat_text(container: Any, depth: int, hide: _Hide | None) -> str:
+    """The text of a cell, header or text box on one line; nested tables as ``a, b; c, d``.
+
+    Hidden text goes to ``hide.found`` instead (``hide`` None: nothing is hidden).
+    """
     parts: list[str] = []
     for child in _unwrapped(container, _BLOCKS):
         if child.tag == _W + "p":
             segments = [_Segment()]
-            _inline(child, segments, 0)
+            if hide is None:
+                _inline(child, segments, 0)
+            else:
+                _inline(child, segments, 0, hide.runs(child.find(_W + "pPr")), hide.inherited)
             for seg in segments:
                 parts.append(seg.text)
-                parts.extend(_flat_text(box, depth + 1) for box in seg.boxes if depth < _MAX_DEPTH)
+                found = seg.found()
+                if found is not None and hide is not None:
+                    hide.found.append(found)
+                for box, carried in seg.boxes:
+                    if depth < _MAX_DEPTH:
+                        inner = hide.inside(None, carried) if hide is not None else None
+                        parts.append(_flat_text(box, depth + 1, inner))
         elif depth >= _MAX_DEPTH:
-            parts.append(" ".join(t.text or "" for t in child.iter(_W + "t")))
+            parts.append(_deep_text(child, hide))
         else:
-            rows = _table_rows(child, depth + 1)
+            rows = _table_rows(child, depth + 1, hide)
             parts.append("; ".join(", ".join(c for c in row if c) for row in rows))
     return squash_spaces(" ".join(p for p in parts if p).replace("\n", " "))
+
+
+def _deep_text(el: Any, hide: _Hide | None) -> str:
+    """All text under ``el`` run by run, past the nesting limit: no structure, still judged."""
+    if hide is None:
+        return " ".join(t.text or "" for t in el.iter(_W + "t"))
+    runs = hide.runs(None)
+    visible: list[str] = []
+    for r in el.iter(_W + "r"):
+        text = "".join(t.text or "" for t in r.iter(_W + "t"))
+        reasons = runs.run(r)
+        if reasons and text.strip():
+            hide.found.append((squash_spaces(clean_text(text)), reasons))
+        else:
+            visible.append(text)
+    return " ".join(visible)
 
 
 # --- the parser ----------------------------------------------------------------------------------
@@ -565,7 +746,8 @@ def _register_variants() -> None:
 
 class DocxParser:
     name = "docx"
-    version = "1"
+    # 2: text of hidden, tiny and no-contrast runs split off into elements flagged ``hidden``
+    version = "2"
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None

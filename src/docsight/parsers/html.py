@@ -59,7 +59,9 @@ _DROP = frozenset(
     "meta title".split()
 )
 _SECTIONING = frozenset("article aside main nav section".split())
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d])", re.I
+)
 _META_CHARSET = re.compile(rb"<meta[^>]{0,512}?charset\s*=\s*[\"']?\s*([\w.:-]{1,40})", re.I)
 _XML_CHARSET = re.compile(rb"^\s*<\?xml[^>]{0,200}?encoding\s*=\s*[\"']([\w.:-]{1,40})", re.I)
 # An internal DTD subset is never HTML (entity bombs use it); browsers would show its tail as text.
@@ -140,7 +142,8 @@ def _role(el: Any) -> str:
     return role.strip().lower() if role else ""
 
 
-def _is_hidden(el: Any) -> bool:
+def is_hidden(el: Any) -> bool:
+    """Whether a browser would not show ``el`` (hidden, or active content never shown as text)."""
     return (
         el.tag in _DROP
         or el.get("hidden") is not None
@@ -150,7 +153,7 @@ def _is_hidden(el: Any) -> bool:
             (el.get("aria-hidden") or "").strip().lower() == "true"
             and next(el.iter("main", "article", "h1"), None) is None
         )
-        or bool(_HIDDEN_STYLE.search(el.get("style") or ""))
+        or bool(HIDDEN_STYLE.search(el.get("style") or ""))
     )
 
 
@@ -551,7 +554,7 @@ def _scan(body: Any) -> tuple[set[Any], set[Any], set[Any]]:
     for el in islice(body.iter(), _MAX_NODES):
         if not isinstance(el.tag, str) or el is body:
             continue
-        if _is_hidden(el):
+        if is_hidden(el):
             doomed.append(el)
             continue
         if el.tag == "main" or _role(el) == "main":
@@ -582,7 +585,8 @@ def _scan(body: Any) -> tuple[set[Any], set[Any], set[Any]]:
 
 class HtmlParser:
     name = "html"
-    version = "1"
+    # 2: text styled to zero size is dropped like other hidden text
+    version = "2"
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None

@@ -2,7 +2,8 @@
 
 Block tokens map one-to-one onto elements; source line ranges are kept in ``attrs["lines"]`` so a
 citation can point back into the file. Raw HTML is reduced to its text and links and images are
-never fetched.
+never fetched; text inside raw HTML a browser would not show (``display:none``, ``hidden``) follows
+its block as a flagged element, and scripts and comments are dropped.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 from typing import Any
 
 from docsight.document.captions import caption_target
-from docsight.document.model import ElementKind, ParsedDocument
+from docsight.document.model import ElementKind, Hidden, ParsedDocument
 from docsight.document.tables import rows_to_markdown, rows_to_text
 from docsight.errors import ParseError
 from docsight.parsers.base import ParseContext, SourceFile
@@ -19,23 +20,78 @@ from docsight.parsers.textutil import clean_text, decode_text
 from docsight.settings import ParseSettings
 
 _TAG = re.compile(r"<[^>]{0,2000}>")
+_DOUBLE_SPACE = re.compile(r"(?<=\S)  +(?=\S)")
+_OPEN_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]{0,30})\b")
+_CLOSE_TAG = re.compile(r"</([A-Za-z][A-Za-z0-9-]{0,30})\s*>")
+_HIDDEN_ATTR = re.compile(r"\shidden(?:\s|=|/?>)", re.I)
+_VOID = re.compile(r"^(?:br|img|hr|input|wbr|meta|link|source|area|col|embed)$", re.I)
+#: Hidden because they are code or machinery, not text someone hid: dropped, not flagged.
+_ACTIVE = frozenset("script style noscript template svg iframe object embed".split())
 
 
-def _inline_text(token: Any) -> str:
+def _inline_text(token: Any, hidden: list[str]) -> str:
+    """The text a reader sees; text inside hidden inline HTML goes to ``hidden`` instead."""
     parts: list[str] = []
+    concealed: list[str] = []
+    # Tags opened hidden (``<span style="display:none">``) and not yet closed, innermost last.
+    open_hidden: list[str] = []
     for child in token.children or []:
+        out = concealed if open_hidden else parts
         if child.type in ("text", "code_inline"):
-            parts.append(child.content)
+            out.append(child.content)
         elif child.type == "softbreak":
-            parts.append(" ")
+            out.append(" ")
         elif child.type == "hardbreak":
-            parts.append("\n")
+            out.append("\n")
         elif child.type == "image":
             alt = "".join(c.content for c in child.children or []) or child.content
-            parts.append(alt)
+            out.append(alt)
         elif child.type == "html_inline":
+            tag = _OPEN_TAG.match(child.content)
+            if tag and tag[1].lower() == "br":
+                out.append("\n")
+            elif tag and (open_hidden or _hidden_tag(child.content)) and not _VOID.match(tag[1]):
+                open_hidden.append(tag[1].lower())
+            else:
+                closing = _CLOSE_TAG.match(child.content)
+                if closing and open_hidden and closing[1].lower() == open_hidden[-1]:
+                    open_hidden.pop()
+    text = " ".join("".join(concealed).split())
+    if text:
+        hidden.append(text)
+    # Dropped tags leave doubled spaces behind ("Hello <span hidden>x</span> world").
+    return _DOUBLE_SPACE.sub(" ", "".join(parts)).strip()
+
+
+def _hidden_tag(tag: str) -> bool:
+    from docsight.parsers.html import HIDDEN_STYLE
+
+    return bool(HIDDEN_STYLE.search(tag) or _HIDDEN_ATTR.search(tag))
+
+
+def _html_block(content: str) -> tuple[str, str]:
+    """``(visible text, hidden text)`` of a raw HTML block; scripts and comments are dropped."""
+    import lxml.html
+    from lxml import etree
+
+    from docsight.parsers.html import is_hidden
+
+    try:
+        root = lxml.html.fragment_fromstring(content, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return " ".join(_TAG.sub(" ", content).split()), ""
+    hidden: list[str] = []
+    for el in list(root.iter()):
+        if el is root or el.getparent() is None:
             continue
-    return "".join(parts).strip()
+        if not isinstance(el.tag, str):  # comments and processing instructions
+            el.drop_tree()
+            continue
+        if is_hidden(el):
+            if el.tag not in _ACTIVE:
+                hidden.append(el.text_content())
+            el.drop_tree()
+    return " ".join(root.text_content().split()), " ".join(" ".join(hidden).split())
 
 
 def _close_index(tokens: list[Any], start: int) -> int:
@@ -50,7 +106,8 @@ def _close_index(tokens: list[Any], start: int) -> int:
 
 class MarkdownParser:
     name = "markdown"
-    version = "1"
+    # 2: hidden raw HTML flagged, scripts and comments dropped
+    version = "2"
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
@@ -78,12 +135,22 @@ class MarkdownParser:
         def line_attrs(token: Any) -> dict[str, Any]:
             return {"lines": list(token.map)} if token.map else {}
 
+        hidden: list[str] = []
+
+        def flush_hidden() -> None:
+            """Hidden text found in the block just read follows it as an element of its own."""
+            if hidden:
+                flag = [Hidden.MARKED] if settings.flag_hidden_text else []
+                builder.add(ElementKind.PARAGRAPH, "\n".join(hidden), page=0, hidden=flag)
+                hidden.clear()
+
         i = 0
         while i < len(tokens):
+            flush_hidden()
             tok = tokens[i]
             if tok.type == "heading_open":
                 level = int(tok.tag[1])
-                heading = _inline_text(tokens[i + 1])
+                heading = _inline_text(tokens[i + 1], hidden)
                 if heading:
                     builder.add(
                         ElementKind.HEADING, heading, page=0, level=level, attrs=line_attrs(tok)
@@ -93,7 +160,7 @@ class MarkdownParser:
                 i = _close_index(tokens, i) + 1
             elif tok.type == "paragraph_open":
                 inline = tokens[i + 1]
-                content = _inline_text(inline)
+                content = _inline_text(inline, hidden)
                 children = [c for c in inline.children or [] if c.type != "softbreak"]
                 if len(children) == 1 and children[0].type == "image":
                     builder.add(
@@ -116,7 +183,9 @@ class MarkdownParser:
             elif tok.type in ("bullet_list_open", "ordered_list_open"):
                 end = _close_index(tokens, i)
                 items = [
-                    _inline_text(t) for t in tokens[i:end] if t.type == "inline" and t.children
+                    _inline_text(t, hidden)
+                    for t in tokens[i:end]
+                    if t.type == "inline" and t.children
                 ]
                 items = [x for x in items if x]
                 if items:
@@ -135,7 +204,7 @@ class MarkdownParser:
                     if t.type == "tr_open":
                         rows.append([])
                     elif t.type == "inline" and rows:
-                        rows[-1].append(_inline_text(t))
+                        rows[-1].append(_inline_text(t, hidden))
                 if rows:
                     builder.add(
                         ElementKind.TABLE,
@@ -158,14 +227,17 @@ class MarkdownParser:
                     )
                 i += 1
             elif tok.type == "html_block":
-                stripped = " ".join(_TAG.sub(" ", tok.content).split())
+                stripped, concealed = _html_block(tok.content)
                 if stripped:
                     builder.add(ElementKind.PARAGRAPH, stripped, page=0, attrs=line_attrs(tok))
+                if concealed:
+                    hidden.append(concealed)
                 i += 1
             else:
                 # Containers such as blockquotes are walked into; their paragraphs become
                 # elements of their own.
                 i += 1
+        flush_hidden()
         if not builder.elements:
             builder.warn("no text")
         return builder.build(title=title)

@@ -3,7 +3,8 @@
 Running headers come first on a page and footers last; consecutive list blocks of one column
 become one LIST element; a table or figure takes the caption next to it into
 ``attrs["caption"]`` (the CAPTION element is emitted as well). Text read by OCR carries
-``attrs["ocr"]`` and its mean ``attrs["confidence"]``.
+``attrs["ocr"]`` and its mean ``attrs["confidence"]``. Text a reader would not see ends each page's
+body as flagged paragraphs, one per set of reasons.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from docsight.parsers.pdf.layout import Line, font_style
 from docsight.parsers.pdf.page import Atom, Page
 from docsight.parsers.pdf.reading import Block, starts_with_bullet
 from docsight.parsers.pdf.roles import Role
+from docsight.parsers.pdf.visibility import HiddenText
 from docsight.parsers.textutil import clean_text, squash_spaces
 
 
@@ -92,6 +94,8 @@ def emit(pages: list[Page], roles: dict[int, Role], builder: DocumentBuilder) ->
             else:
                 _emit_block(page, unit, role, builder)
             i += 1
+        for text in page.hidden:
+            _emit_hidden(page, text, builder)
         for idx, zone in furniture:
             if zone == "footer":
                 _emit_furniture(page, page.lines[idx], ElementKind.FOOTER, builder)
@@ -107,6 +111,27 @@ def _emit_furniture(page: Page, line: Line, kind: ElementKind, builder: Document
             bbox=page.bbox(line.x0, line.top, line.x1, line.bottom),
             attrs=_ocr_attrs(page, [line]),
         )
+
+
+def _emit_hidden(page: Page, hidden: HiddenText, builder: DocumentBuilder) -> None:
+    """All of a page's text hidden for the same reasons, as one flagged paragraph."""
+    lines = hidden.lines
+    text = "\n".join(t for t in (squash_spaces(clean_text(ln.text)) for ln in lines) if t)
+    if not text:
+        return
+    builder.add(
+        ElementKind.PARAGRAPH,
+        text,
+        page=page.index,
+        bbox=page.bbox(
+            min(ln.x0 for ln in lines),
+            min(ln.top for ln in lines),
+            max(ln.x1 for ln in lines),
+            max(ln.bottom for ln in lines),
+        ),
+        attrs={"lines": len(lines)},
+        hidden=list(hidden.reasons),
+    )
 
 
 def _emit_block(page: Page, block: Block, role: Role, builder: DocumentBuilder) -> None:

@@ -265,7 +265,11 @@ def _vertical_lines(words: list[Word]) -> list[Line]:
         if (
             last is not None
             and overlap(w.x0, w.x1, last.x0, last.x1) > 0.5 * min(w.x1 - w.x0, last.width)
-            and -2 * w.size <= w.top - last.bottom <= 2 * w.size
+            # Text turned clockwise runs down the page, counter-clockwise up it.
+            and (
+                -2 * w.size <= w.top - last.bottom <= 2 * w.size
+                or -2 * w.size <= last.top - w.bottom <= 2 * w.size
+            )
         ):
             last.words.append(w)
             last.refresh()

@@ -51,6 +51,9 @@ class Page:
     hints: dict[int, tuple[ElementKind, int | None]] = field(default_factory=dict)
     #: OCR confidence of each line, keyed by ``id(line)``.
     ocr_scores: dict[int, float] = field(default_factory=dict)
+    #: Text a reader would not see, kept out of ``lines`` (see :mod:`.visibility`); its items are
+    #: ``visibility.HiddenText``.
+    hidden: list[Any] = field(default_factory=list)
 
     def bbox(self, x0: float, top: float, x1: float, bottom: float) -> BBox:
         ox, oy = self.origin

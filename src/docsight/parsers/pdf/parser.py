@@ -44,6 +44,7 @@ from docsight.parsers.pdf.reading import order_units
 from docsight.parsers.pdf.roles import assign_roles
 from docsight.parsers.pdf.scan import OcrRun, apply_hints, layout_scanned, ocr_page, wants_ocr
 from docsight.parsers.pdf.tables import find_tables, table_atom
+from docsight.parsers.pdf.visibility import VisibilityCheck
 from docsight.parsers.textutil import clean_text, squash_spaces
 from docsight.settings import ParseSettings
 
@@ -62,8 +63,8 @@ class PdfParser:
     #: Pages without a text layer are read by OCR when the ``ocr`` extra is installed.
     uses_ocr = True
     # 2: figure labels as text, the shared caption rule; 3: Markdown lists; 4: OCR of pages
-    # without a text layer
-    version = "4"
+    # without a text layer; 5: hidden text flagged and kept out of the flow
+    version = "5"
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
@@ -238,12 +239,14 @@ def _extract_page(
                 plumber_page.close()
             return page
         ox, oy = page.origin
-        # Content outside the crop box is invisible in every viewer.
-        words = [
-            w
-            for w in words_from_glyphs(glyphs)
-            if inside(w, (ox, oy, ox + page.width, oy + page.height), 0.0)
-        ]
+        frame = (ox, oy, ox + page.width, oy + page.height)
+        words = words_from_glyphs(glyphs)
+        if settings.flag_hidden_text:
+            check = VisibilityCheck(frame, render, scale, settings.min_font_pt)
+            words, page.hidden = check.split(words)
+        else:
+            # Content outside the crop box is invisible in every viewer.
+            words = [w for w in words if inside(w, frame, 0.0)]
         if plumber_page is not None and objects is not None:
             try:
                 _find_atoms(

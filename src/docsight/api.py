@@ -356,6 +356,20 @@ class DocSight:
         if analysis is not None:
             answer.question = question
             answer.warnings.extend(analysis.warnings)
+        # The one place every answer passes, whoever wrote it: the words come from untrusted
+        # documents or from a model that read them, and whatever shows them may render Markdown.
+        from docsight.document.sanitize import inert_markdown
+
+        inert = inert_markdown(answer.answer)
+        if inert != answer.answer:
+            answer.answer = inert
+            answer.warnings.append(
+                "the answer held raw HTML, an image or a non-http(s) link; "
+                "they were removed or escaped as text"
+            )
+        for citation in answer.citations:
+            if citation.quote:
+                citation.quote = inert_markdown(citation.quote)
         return answer
 
     def _answer(self, question: str, sources: Any, evidence: Any) -> Answer:

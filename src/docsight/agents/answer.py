@@ -51,7 +51,10 @@ class Citation(Location):
 
 class Answer(BaseModel):
     question: str
-    #: The answer with ``[n]`` citation markers, or "Not answerable".
+    #: The answer with ``[n]`` citation markers, or "Not answerable". Markdown with no raw HTML,
+    #: no images and links only to http(s), mailto or relative URLs, safe to render as it is:
+    #: :meth:`DocSight.ask` passes it through ``document.sanitize.inert_markdown`` (so does each
+    #: citation's ``quote``). ``sources`` hold the documents' text unchanged.
     answer: str
     answerable: bool
     #: ``llm``: written by a model from the sources; ``extractive``: sentences and table rows

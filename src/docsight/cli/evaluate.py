@@ -135,7 +135,11 @@ def _run(
 def _print_summary(summary: dict[str, Any]) -> None:
     from docsight.evaluation.report import HEADLINE
 
-    title = f"{summary['kind']} · {summary['dataset']} · {summary['questions']} questions"
+    # Dataset names and notes come from the dataset's files: shown literally, never obeyed.
+    safe = render.safe
+    title = (
+        f"{summary['kind']} · {safe(str(summary['dataset']))} · {summary['questions']} questions"
+    )
     table = Table(title=f"{title} · {summary['scope']} scope")
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -143,9 +147,11 @@ def _print_summary(summary: dict[str, Any]) -> None:
         if summary.get(metric) is not None:
             table.add_row(metric, f"{summary[metric]:.3f}")
     console.print(table)
-    console.print(f"[dim]{summary['seconds']} s · run directory {summary['run_dir']}[/dim]")
+    console.print(
+        f"[dim]{summary['seconds']} s · run directory {safe(str(summary['run_dir']))}[/dim]"
+    )
     for note in summary.get("notes") or []:
-        console.print(f"[yellow]note:[/yellow] {note}")
+        console.print(f"[yellow]note:[/yellow] {safe(str(note))}")
 
 
 @eval_app.command("retrieval")
@@ -202,8 +208,8 @@ def eval_grid(
     if as_json:
         render.print_json(console, {k: v for k, v in result.items() if k != "markdown"})
     else:
-        console.print(result["markdown"])
-        console.print(f"[dim]report: {result['report']}[/dim]")
+        console.print(render.safe(result["markdown"]))
+        console.print(f"[dim]report: {render.safe(str(result['report']))}[/dim]")
 
 
 @eval_app.command("report")
@@ -222,4 +228,4 @@ def eval_report(
             from docsight.errors import ConfigurationError
 
             raise ConfigurationError(f"not a run directory (no summary.json): {missing[0]}")
-        console.print(compare_report(runs, out))
+        console.print(render.safe(compare_report(runs, out)))

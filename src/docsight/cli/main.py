@@ -92,7 +92,7 @@ def _errors(as_json: bool) -> Iterator[None]:
         if as_json:
             render.print_json(console, {"error": {"code": exc.code, "message": exc.message}})
         else:
-            err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}")
+            err_console.print(f"[red]error[/red] ({exc.code}): {render.safe(exc.message)}")
         raise typer.Exit(1) from exc
 
 
@@ -142,7 +142,7 @@ def _progress() -> Iterator[Callable[[Any], None]]:
                 total=event.total,
                 completed=completed,
                 description=event.stage if event.stage != "done" else "ingesting",
-                file=Path(event.path).name,
+                file=render.safe(Path(event.path).name),
             )
 
         yield update
@@ -240,7 +240,7 @@ def remove(
     if as_json:
         render.print_json(console, {"removed": info})
     else:
-        console.print(f"removed {info.name} ({info.id[:12]})")
+        console.print(f"removed {render.safe(info.name)} ({info.id[:12]})")
 
 
 @app.command()

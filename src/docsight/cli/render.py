@@ -1,8 +1,14 @@
-"""Rich rendering of results for the terminal. Only the CLI prints."""
+"""Rich rendering of results for the terminal. Only the CLI prints.
+
+Names, text, captions, messages and answers come from documents or from models that read them:
+every such string goes through :func:`safe` (or :func:`terminal_text` where it becomes a ``Text``)
+so that neither rich markup nor terminal escape sequences in it take effect.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,11 +20,20 @@ from rich.text import Text
 from rich.tree import Tree
 
 from docsight.agents.answer import Answer
+from docsight.document.sanitize import terminal_text
 from docsight.index.base import CollectionStats, DocumentInfo
 from docsight.ingest.report import IngestReport
 from docsight.retrieval.hit import Hit
 
 _STATUS_STYLE = {"added": "green", "skipped": "dim", "no_text": "yellow", "failed": "red"}
+# Characters a terminal obeys that json.dumps(ensure_ascii=False) leaves raw: DEL, the C1
+# controls and the bidi overrides and isolates (it escapes the C0 controls itself).
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def safe(text: str) -> str:
+    """Untrusted text for a rich markup string: shown literally, with no terminal controls."""
+    return escape(terminal_text(text))
 
 
 def to_jsonable(value: Any) -> Any:
@@ -32,8 +47,11 @@ def to_jsonable(value: Any) -> Any:
 
 
 def print_json(console: Console, value: Any) -> None:
-    # Plain print, not rich's highlighter: the output must stay machine-readable.
-    console.file.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
+    # Plain print, not rich's highlighter: the output must stay machine-readable. The characters
+    # a terminal would obey are written as \u escapes, which leaves the data as it is.
+    text = json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)
+    text = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    console.file.write(text + "\n")
 
 
 def _bbox(hit_bbox: Any) -> str:
@@ -56,13 +74,17 @@ def ingest_report(console: Console, report: IngestReport) -> None:
             note = f"{f.error_code}: {note}"
         if f.replaced:
             note = (note + " " if note else "") + f"replaced {len(f.replaced)} earlier version(s)"
+        if f.hidden_elements:
+            note = (note + " " if note else "") + (
+                f"{f.hidden_elements} hidden passage(s) not indexed (docsight map lists them)"
+            )
         table.add_row(
-            escape(f.name),
+            safe(f.name),
             Text(f.status, style=_STATUS_STYLE[f.status]),
             str(f.pages),
             str(f.chunks),
             f"{f.seconds:.2f}",
-            escape(note),
+            safe(note),
         )
     console.print(table)
     counts = report.counts()
@@ -89,34 +111,34 @@ def hits(console: Console, results: Sequence[Hit]) -> None:
         console.print("[yellow]no results[/yellow]")
         return
     for hit in results:
-        where = f"{escape(hit.doc_name)} · page {hit.page + 1}"
+        where = f"{safe(hit.doc_name)} · page {hit.page + 1}"
         if hit.section_path:
-            where += f" · {escape(' > '.join(hit.section_path))}"
+            where += f" · {safe(' > '.join(hit.section_path))}"
         channels = " ".join(f"{name}#{rank}" for name, rank in sorted(hit.ranks.items()))
         console.print(
             f"[bold]{hit.rank}.[/bold] {where} [dim]({hit.kind}, score {hit.score:.4f}, "
             f"{channels}) {_bbox(hit.bbox)}[/dim]"
         )
         snippet = " ".join(hit.text.split())
-        console.print("   " + escape(snippet[:300] + ("…" if len(snippet) > 300 else "")))
+        console.print("   " + safe(snippet[:300] + ("…" if len(snippet) > 300 else "")))
 
 
 def answer(console: Console, result: Answer) -> None:
     style = "bold" if result.answerable else "bold yellow"
     label = "Answer" if result.mode == "llm" else "Answer (extractive: quoted from the sources)"
     if result.mode == "llm" and result.model:
-        label += f" [dim]· {escape(result.model)}[/dim]"
+        label += f" [dim]· {safe(result.model)}[/dim]"
     console.print(f"[dim]{label}[/dim]")
-    console.print(Text(result.answer, style=style))
+    console.print(Text(terminal_text(result.answer), style=style))
     if result.citations:
         console.print("[dim]Sources[/dim]")
         for c in result.citations:
-            where = f"{escape(c.doc_name)}, page {c.page + 1}"
+            where = f"{safe(c.doc_name)}, page {c.page + 1}"
             if c.section_path:
-                where += f", {escape(' > '.join(c.section_path))}"
+                where += f", {safe(' > '.join(c.section_path))}"
             console.print(f"  [{c.n}] {where} [dim]{_bbox(c.bbox)}[/dim]")
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+        console.print(f"[yellow]warning:[/yellow] {safe(warning)}")
     console.print(f"[dim]evidence {result.evidence:.2f}[/dim]")
 
 
@@ -133,7 +155,7 @@ def documents(console: Console, docs: Sequence[DocumentInfo]) -> None:
     table.add_column("ingested")
     for d in docs:
         table.add_row(
-            escape(d.name),
+            safe(d.name),
             d.id[:12],
             d.media_type,
             str(d.pages),
@@ -160,14 +182,14 @@ def stats(console: Console, s: CollectionStats, extra: dict[str, str]) -> None:
         **extra,
     }
     for key, value in rows.items():
-        table.add_row(key, escape(value))
+        table.add_row(key, safe(value))
     console.print(table)
 
 
 def document_map(console: Console, data: dict[str, Any]) -> None:
-    title = escape(data["title"] or data["name"])
+    title = safe(data["title"] or data["name"])
     root = Tree(
-        f"[bold]{title}[/bold] [dim]({escape(data['name'])}, {data['pages']} pages, "
+        f"[bold]{title}[/bold] [dim]({safe(data['name'])}, {data['pages']} pages, "
         f"{data['layout']})[/dim]"
     )
 
@@ -185,13 +207,13 @@ def document_map(console: Console, data: dict[str, Any]) -> None:
 
     def add(branch: Tree, node: dict[str, Any]) -> None:
         label = (
-            f"{escape(node['title'])} {describe(node)}"
+            f"{safe(node['title'])} {describe(node)}"
             if node["title"]
             else (f"[italic]before the first heading[/italic] {describe(node)}")
         )
         child = branch.add(label)
         for artifact in node["artifacts"]:
-            caption = escape(artifact["caption"] or "no caption")
+            caption = safe(artifact["caption"] or "no caption")
             child.add(f"[cyan]{artifact['kind']}[/cyan] p. {artifact['page'] + 1}: {caption}")
         for sub in node["children"]:
             add(child, sub)
@@ -206,9 +228,24 @@ def document_map(console: Console, data: dict[str, Any]) -> None:
         f"[dim]{data['captions_bound']} captions bound, {len(refs)} cross-references resolved[/dim]"
     )
     for ref in refs[:20]:
-        console.print(f'  p. {ref["from_page"] + 1}: "{escape(ref["text"])}" → {escape(ref["to"])}')
+        console.print(f'  p. {ref["from_page"] + 1}: "{safe(ref["text"])}" → {safe(ref["to"])}')
     if len(refs) > 20:
         console.print(f"  [dim]… {len(refs) - 20} more (--json lists all)[/dim]")
+    hidden = data.get("hidden", [])
+    if hidden:
+        console.print(
+            f"[yellow]{len(hidden)} passage(s) a reader would not see[/yellow] "
+            "[dim](kept out of search and answers)[/dim]"
+        )
+        for item in hidden[:20]:
+            text = " ".join(item["text"].split())
+            more = "…" if item["chars"] > len(item["text"]) or len(text) > 120 else ""
+            console.print(
+                f"  p. {item['page'] + 1} [dim]{', '.join(item['reasons'])}:[/dim] "
+                f"{safe(text[:120])}{more}"
+            )
+        if len(hidden) > 20:
+            console.print(f"  [dim]… {len(hidden) - 20} more (--json lists all)[/dim]")
 
 
 def image_analysis(console: Console, analysis: Any) -> None:
@@ -216,30 +253,30 @@ def image_analysis(console: Console, analysis: Any) -> None:
     types = ", ".join(f"{t.type} {t.confidence:.2f}" for t in analysis.routing.types)
     state = "cached" if analysis.warm else "analysed"
     console.print(
-        f"[dim]image {escape(analysis.source)}: {escape(types)} "
-        f"({escape(analysis.routing.strategy)}, {state})[/dim]"
+        f"[dim]image {safe(analysis.source)}: {safe(types)} "
+        f"({safe(analysis.routing.strategy)}, {state})[/dim]"
     )
     for typed in analysis.typed:
         text = " ".join(typed.text.split())
         console.print(
             f"  [bold]{typed.type.upper()}[/bold] "
-            + escape(text[:240] + ("…" if len(text) > 240 else ""))
+            + safe(text[:240] + ("…" if len(text) > 240 else ""))
         )
     if analysis.caption:
-        console.print(f"  [dim]caption:[/dim] {escape(analysis.caption)}")
+        console.print(f"  [dim]caption:[/dim] {safe(analysis.caption)}")
     for warning in analysis.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+        console.print(f"[yellow]warning:[/yellow] {safe(warning)}")
 
 
 def check_report(console: Console, report: Any) -> None:
     """A ``CheckReport``: what was repaired, the row counts, then every problem."""
     for repair in report.repairs:
-        console.print(f"[green]repaired[/green] {escape(repair)}")
+        console.print(f"[green]repaired[/green] {safe(repair)}")
     counts = ", ".join(
         f"{n} {name}" for name, n in report.counts.items() if n or name != "uncommitted"
     )
     version = f"schema v{report.schema_version}" if report.schema_version is not None else ""
-    console.print(f"[dim]{escape(report.path)}: {escape(counts or 'no tables')} {version}[/dim]")
+    console.print(f"[dim]{safe(report.path)}: {safe(counts or 'no tables')} {version}[/dim]")
     if report.problems:
         table = Table(title="Problems", expand=False)
         table.add_column("severity")
@@ -248,7 +285,7 @@ def check_report(console: Console, report: Any) -> None:
         table.add_column("message", overflow="fold")
         for p in report.problems:
             style = "red" if p.severity == "error" else "yellow"
-            table.add_row(Text(p.severity, style=style), p.code, p.table or "", escape(p.message))
+            table.add_row(Text(p.severity, style=style), p.code, p.table or "", safe(p.message))
         console.print(table)
     errors = len(report.errors)
     warnings = len(report.problems) - errors

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from docsight.document.sanitize import inert_markdown
 from docsight.evaluation.types import QuestionResult
 
 #: Metrics shown first in reports, when a run has them.
@@ -26,6 +28,9 @@ HEADLINE = (
     "faithfulness",
 )
 
+# A "|" after an even number of backslashes (none included) is a cell separator.
+_UNESCAPED_PIPE = re.compile(r"((?<!\\)(?:\\\\)*)\|")
+
 
 def _fmt(value: Any) -> str:
     if value is None:
@@ -33,6 +38,20 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
+
+
+def _md(value: Any) -> str:
+    """A dataset- or document-derived value as inert Markdown on one line.
+
+    Reports are read where Markdown renders (a code host, an editor preview): names and notes
+    must not be able to pull in remote images, raw HTML or script links, nor break the layout.
+    """
+    return inert_markdown(" ".join(str(value).splitlines()))
+
+
+def _cell(value: Any) -> str:
+    """:func:`_md` for a table cell: an unescaped "|" would split the cell."""
+    return _UNESCAPED_PIPE.sub(r"\1\\|", _md(value))
 
 
 def _headline(summary: dict[str, Any]) -> list[str]:
@@ -59,7 +78,9 @@ def _table(rows: dict[str, dict[str, Any]], metrics: list[str]) -> list[str]:
     lines.append("| --- | --- | " + " | ".join("---" for _ in metrics) + " |")
     for name, values in rows.items():
         cells = [_fmt(values.get(m)) for m in metrics]
-        lines.append(f"| {name} | {values.get('questions', 0)} | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {_cell(name)} | {values.get('questions', 0)} | " + " | ".join(cells) + " |"
+        )
     return lines
 
 
@@ -68,22 +89,22 @@ def run_report(
 ) -> str:
     metrics = _headline(summary)
     lines = [
-        f"# {summary['kind'].capitalize()} evaluation: {summary['dataset']}",
+        f"# {summary['kind'].capitalize()} evaluation: {_md(summary['dataset'])}",
         "",
         f"- questions: {summary['questions']} ({summary['scope']} scope, k = {summary['k']})",
-        f"- documents: {summary['documents']} → collection {summary['collection']}",
+        f"- documents: {summary['documents']} → collection {_md(summary['collection'])}",
         f"- time: {summary['seconds']} s ({summary['seconds_per_question']} s per question)",
     ]
     if summary.get("judge"):
-        lines.append(f"- judge: {summary['judge']}")
+        lines.append(f"- judge: {_md(summary['judge'])}")
     if summary.get("labels_dropped_out_of_range"):
         dropped = summary["labels_dropped_out_of_range"]
         lines.append(f"- page labels dropped (past the end of their document): {dropped}")
     if summary.get("documents_missing"):
-        missing = ", ".join(summary["documents_missing"])
+        missing = ", ".join(_md(name) for name in summary["documents_missing"])
         lines.append(f"- documents not found (their questions are skipped): {missing}")
     for note in summary.get("notes") or []:
-        lines.append(f"- note: {note}")
+        lines.append(f"- note: {_md(note)}")
     lines += ["", "## Overall", "", *_table({"all": summary}, metrics), ""]
     for title, key in (("By domain", "by_domain"), ("By evidence type", "by_evidence")):
         if groups.get(key):
@@ -118,8 +139,8 @@ def compare_report(run_dirs: Sequence[Path], out: Path) -> str:
     ]
     for label, s in runs:
         lines.append(
-            f"- {label}: {s['kind']} on {s['dataset']}, {s['scope']} scope, k = {s['k']}, "
-            f"collection {s['collection']}"
+            f"- {_md(label)}: {s['kind']} on {_md(s['dataset'])}, {s['scope']} scope, "
+            f"k = {s['k']}, collection {_md(s['collection'])}"
         )
     lines.append("")
     image = _bar_plot(out / "comparison.png", dict(runs), metrics[:5], "Comparison of runs")

@@ -448,3 +448,22 @@ def test_pptx_flagging_off_flags_nothing(hidden_pptx: Path) -> None:
     assert not any(e.hidden for e in parsed.document.elements)
     assert one(parsed, "Agenda for Monday.").text == f"Agenda for Monday. {INJECTION}"
     assert one(parsed, "Offslide title bravo").kind == K.HEADING
+
+
+def test_pptx_hidden_text_stays_out_of_page_chunks_and_descriptions(
+    hidden_pptx: Path, tmp_path: Path
+) -> None:
+    # Slide decks are indexed a page at a time, with a page description built from the slide:
+    # neither may carry what the slide does not show.
+    from docsight import DocSight
+
+    ds = DocSight(tmp_path / "col")
+    (outcome,) = ds.ingest([hidden_pptx]).files
+    assert outcome.status == "added" and outcome.hidden_elements >= 7, outcome
+    stored = ds.document(hidden_pptx.name)
+    descriptions = " ".join(p.description or "" for p in stored.pages)
+    assert "Visible body quebec" in descriptions
+    for text in ("romeo", "sierra", "victor", "whiskey", "yankee", "zulu", "IGNORE"):
+        assert text not in descriptions, text
+        hits = ds.search(f"{text} hidden text", k=10)
+        assert all(text not in h.text for h in hits), (text, hits)

@@ -172,6 +172,8 @@ def enrich(parsed: ParsedDocument, vision: VisionDescriber | None = None) -> Par
     to_look_at: list[tuple[Element, bytes, str | None, str | None]] = []
     tables: list[tuple[Element, str | None]] = []
     for element in doc.elements:
+        if element.hidden:
+            continue  # never indexed: describing it would only carry its text into the index
         caption_id = captions.get(element.id)
         caption = by_id[caption_id].text if caption_id in by_id else element.attrs.get("caption")
         if element.kind == ElementKind.TABLE or (
@@ -208,7 +210,8 @@ def enrich(parsed: ParsedDocument, vision: VisionDescriber | None = None) -> Par
     if doc.layout == "horizontal":
         per_page: dict[int, list[Element]] = {}
         for element in doc.elements:
-            per_page.setdefault(element.page, []).append(element)
+            if not element.hidden:
+                per_page.setdefault(element.page, []).append(element)
         pages = []
         for page in doc.pages:
             description = describe_page(per_page.get(page.index, []), page.index)

@@ -93,3 +93,11 @@ def test_html_pages_drop_zero_size_text() -> None:
     doc = HtmlParser().parse(source, ParseSettings()).document
     text = " ".join(e.text for e in doc.elements)
     assert "Shown words." in text and "zero size" not in text
+
+
+def test_nested_hidden_html_is_flagged_once_and_deep_nesting_keeps_its_words() -> None:
+    deep = "<div>" * 5000 + "deep words" + "</div>" * 5000
+    doc = _parse(f"# T\n\n<div hidden>outer <p hidden>inner</p> tail</div>\n\n{deep}\n").document
+    (hidden,) = [e for e in doc.elements if e.hidden]
+    assert hidden.text == "outer inner tail"
+    assert "deep words" in " ".join(e.text for e in doc.indexable_elements())

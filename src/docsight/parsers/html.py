@@ -53,7 +53,8 @@ _BLOCK = (
     | _CODE
     | set(_HEADINGS)
 )
-_DROP = frozenset(
+#: Elements that are machinery (scripts, media, forms), never text to read.
+ACTIVE_TAGS = frozenset(
     "script style noscript template svg iframe frame frameset object embed applet canvas audio "
     "video map input select textarea button option optgroup datalist meter progress head link "
     "meta title".split()
@@ -145,7 +146,7 @@ def _role(el: Any) -> str:
 def is_hidden(el: Any) -> bool:
     """Whether a browser would not show ``el`` (hidden, or active content never shown as text)."""
     return (
-        el.tag in _DROP
+        el.tag in ACTIVE_TAGS
         or el.get("hidden") is not None
         or (el.tag == "dialog" and el.get("open") is None)
         # Modal libraries set aria-hidden on the whole page behind a dialog; saved pages keep it.

@@ -25,8 +25,6 @@ _OPEN_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]{0,30})\b")
 _CLOSE_TAG = re.compile(r"</([A-Za-z][A-Za-z0-9-]{0,30})\s*>")
 _HIDDEN_ATTR = re.compile(r"\shidden(?:\s|=|/?>)", re.I)
 _VOID = re.compile(r"^(?:br|img|hr|input|wbr|meta|link|source|area|col|embed)$", re.I)
-#: Hidden because they are code or machinery, not text someone hid: dropped, not flagged.
-_ACTIVE = frozenset("script style noscript template svg iframe object embed".split())
 
 
 def _inline_text(token: Any, hidden: list[str]) -> str:
@@ -74,24 +72,34 @@ def _html_block(content: str) -> tuple[str, str]:
     import lxml.html
     from lxml import etree
 
-    from docsight.parsers.html import is_hidden
+    from docsight.parsers.html import ACTIVE_TAGS, is_hidden
 
     try:
         root = lxml.html.fragment_fromstring(content, create_parent="div")
     except (etree.ParserError, ValueError):
         return " ".join(_TAG.sub(" ", content).split()), ""
     hidden: list[str] = []
+    # Parents come before children in document order, so a dropped subtree is known at once
+    # (asking each element for its ancestors would be quadratic on deep nesting).
+    gone: set[Any] = set()
     for el in list(root.iter()):
-        if el is root or el.getparent() is None:
+        if el is root:
             continue
-        if not isinstance(el.tag, str):  # comments and processing instructions
-            el.drop_tree()
+        if el.getparent() in gone:
+            gone.add(el)
             continue
-        if is_hidden(el):
-            if el.tag not in _ACTIVE:
-                hidden.append(el.text_content())
+        if not isinstance(el.tag, str) or el.tag in ACTIVE_TAGS:
+            gone.add(el)  # comments, scripts, form machinery: never text
             el.drop_tree()
-    return " ".join(root.text_content().split()), " ".join(" ".join(hidden).split())
+        elif is_hidden(el):
+            gone.add(el)
+            hidden.append(el.text_content())
+            el.drop_tree()
+    visible = " ".join(root.text_content().split())
+    if not visible and not hidden and not gone:
+        # libxml2 gives up past 256 levels of nesting and returns nothing; keep the words.
+        return " ".join(_TAG.sub(" ", content).split()), ""
+    return visible, " ".join(" ".join(hidden).split())
 
 
 def _close_index(tokens: list[Any], start: int) -> int:

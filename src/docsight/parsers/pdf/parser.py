@@ -232,12 +232,6 @@ def _extract_page(
                 plumber_page.close()
                 plumber_page = None
         glyphs = objects.glyphs if objects is not None else pdfium_glyphs(pdfium_page, page)
-        text_chars = sum(1 for g in glyphs if not g.text.isspace())
-        builder.update_page(i, text_chars=text_chars)
-        if wants_ocr(settings, text_chars) and ocr_page(pdfium_page, page, settings, builder, run):
-            if plumber_page is not None:
-                plumber_page.close()
-            return page
         ox, oy = page.origin
         frame = (ox, oy, ox + page.width, oy + page.height)
         words = words_from_glyphs(glyphs)
@@ -247,6 +241,13 @@ def _extract_page(
         else:
             # Content outside the crop box is invisible in every viewer.
             words = [w for w in words if inside(w, frame, 0.0)]
+        # Only visible text counts: a scan carrying a hidden line of text is still read by OCR.
+        text_chars = sum(len(w.text) for w in words)
+        builder.update_page(i, text_chars=text_chars)
+        if wants_ocr(settings, text_chars) and ocr_page(pdfium_page, page, settings, builder, run):
+            if plumber_page is not None:
+                plumber_page.close()
+            return page
         if plumber_page is not None and objects is not None:
             try:
                 _find_atoms(

@@ -8,6 +8,7 @@ open sections keyed by heading level) and collects binary assets. Parsers theref
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from docsight.document.classify import classify_layout
@@ -108,17 +109,18 @@ class DocumentBuilder:
         markdown: str | None = None,
         image_id: str | None = None,
         attrs: dict[str, Any] | None = None,
-        hidden: list[Hidden] | None = None,
+        hidden: Iterable[Hidden] = (),
     ) -> Element:
         """Append the next element in reading order.
 
-        Hidden text is kept as a plain paragraph: a heading nobody can see must not restructure
-        the map (section paths are prefixed to every indexed chunk) or name the document.
+        ``hidden`` gives the reasons a reader would not see the text, in any order. Hidden text is
+        kept as a plain paragraph: a heading nobody can see must not restructure the map (section
+        paths are prefixed to every indexed chunk) or name the document.
         """
         if page < 0 or (self.pages and page >= len(self.pages)):
             raise ValueError(f"page {page} out of range for {len(self.pages)} pages")
-        hidden = sorted(set(hidden or ()))
-        if hidden and kind in (ElementKind.TITLE, ElementKind.HEADING, ElementKind.CAPTION):
+        reasons = sorted(set(hidden))
+        if reasons and kind in (ElementKind.TITLE, ElementKind.HEADING, ElementKind.CAPTION):
             kind, level = ElementKind.PARAGRAPH, None
         order = len(self.elements)
         element_id = Element.make_id(self.doc_id, kind, page, order, text)
@@ -144,7 +146,7 @@ class DocumentBuilder:
             font=font,
             image_id=image_id,
             attrs=attrs or {},
-            hidden=hidden,
+            hidden=reasons,
         )
         self.elements.append(element)
         return element

@@ -171,9 +171,8 @@ def enrich(parsed: ParsedDocument, vision: VisionDescriber | None = None) -> Par
     previous_text: str | None = None
     to_look_at: list[tuple[Element, bytes, str | None, str | None]] = []
     tables: list[tuple[Element, str | None]] = []
-    for element in doc.elements:
-        if element.hidden:
-            continue  # never indexed: describing it would only carry its text into the index
+    # Hidden elements are never indexed: describing them would carry their text into the index.
+    for element in doc.indexable_elements():
         caption_id = captions.get(element.id)
         caption = by_id[caption_id].text if caption_id in by_id else element.attrs.get("caption")
         if element.kind == ElementKind.TABLE or (
@@ -209,9 +208,8 @@ def enrich(parsed: ParsedDocument, vision: VisionDescriber | None = None) -> Par
         _ask_vision(vision, to_look_at, tables)
     if doc.layout == "horizontal":
         per_page: dict[int, list[Element]] = {}
-        for element in doc.elements:
-            if not element.hidden:
-                per_page.setdefault(element.page, []).append(element)
+        for element in doc.indexable_elements():
+            per_page.setdefault(element.page, []).append(element)
         pages = []
         for page in doc.pages:
             description = describe_page(per_page.get(page.index, []), page.index)

@@ -37,16 +37,11 @@ def read_picture_text(
     assets = {a.id: a for a in parsed.assets}
     engine = OcrEngine.shared()
     read = 0
-    for element in parsed.document.elements:
+    for element in parsed.document.indexable_elements():
         if read >= _MAX_PICTURES:
             parsed.warnings.append(f"text was read from the first {_MAX_PICTURES} pictures only")
             break
-        if (
-            element.kind != ElementKind.FIGURE
-            or element.hidden
-            or element.text.strip()
-            or element.attrs.get("ocr")
-        ):
+        if element.kind != ElementKind.FIGURE or element.text.strip() or element.attrs.get("ocr"):
             continue
         asset = assets.get(element.image_id or "")
         share = element.bbox.area if element.bbox is not None else 1.0

@@ -283,7 +283,7 @@ class _Walker:
         texts = [text for text, _ in found if text]
         if texts:
             reasons = set().union(*(r for _, r in found))
-            self.emit(kind, "\n".join(texts), hidden=sorted(reasons))
+            self.emit(kind, "\n".join(texts), hidden=reasons)
 
     def text_box(self, box: Any, depth: int, carried: frozenset[Hidden]) -> None:
         saved = self.background, self.inherited
@@ -445,7 +445,7 @@ class _Walker:
             image_id, attrs = image_asset(self.builder, blob, self.settings, where)
         elif blob is not None:
             attrs = {}
-        self.emit(ElementKind.FIGURE, alt, image_id=image_id, attrs=attrs, hidden=sorted(hidden))
+        self.emit(ElementKind.FIGURE, alt, image_id=image_id, attrs=attrs, hidden=hidden)
 
     def chart(self, rel_id: str | None, alt: str, hidden: frozenset[Hidden] = _VISIBLE) -> None:
         """A chart's data through python-pptx's chart classes (DrawingML is shared)."""
@@ -467,7 +467,7 @@ class _Walker:
             summary,
             markdown=markdown,
             attrs={**attrs, "alt": alt},
-            hidden=sorted(hidden),
+            hidden=hidden,
         )
 
     def table(self, tbl: Any, depth: int) -> None:

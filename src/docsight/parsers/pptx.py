@@ -308,7 +308,7 @@ class _SlideReader:
             page=self.page,
             bbox=self.bbox(box),
             attrs=attrs,
-            hidden=sorted(set(hidden)),
+            hidden=hidden,
             **kwargs,
         )
 

@@ -130,7 +130,7 @@ def _emit_hidden(page: Page, hidden: HiddenText, builder: DocumentBuilder) -> No
             max(ln.bottom for ln in lines),
         ),
         attrs={"lines": len(lines)},
-        hidden=list(hidden.reasons),
+        hidden=hidden.reasons,
     )
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docsight.document.model import BBox, ElementKind
 from docsight.parsers.pdf.layout import Line
 from docsight.parsers.pdf.reading import Block
+
+if TYPE_CHECKING:  # visibility imports this module's Rect
+    from docsight.parsers.pdf.visibility import HiddenText
 
 #: A box as ``(x0, top, x1, bottom)`` in PDF points, top-left origin.
 Rect = tuple[float, float, float, float]
@@ -51,9 +54,8 @@ class Page:
     hints: dict[int, tuple[ElementKind, int | None]] = field(default_factory=dict)
     #: OCR confidence of each line, keyed by ``id(line)``.
     ocr_scores: dict[int, float] = field(default_factory=dict)
-    #: Text a reader would not see, kept out of ``lines`` (see :mod:`.visibility`); its items are
-    #: ``visibility.HiddenText``.
-    hidden: list[Any] = field(default_factory=list)
+    #: Text a reader would not see, kept out of ``lines`` (see :mod:`.visibility`).
+    hidden: list[HiddenText] = field(default_factory=list)
 
     def bbox(self, x0: float, top: float, x1: float, bottom: float) -> BBox:
         ox, oy = self.origin

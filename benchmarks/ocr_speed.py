@@ -30,13 +30,13 @@ import numpy as np  # noqa: E402
 from docsight.evaluation.metrics import character_error_rate  # noqa: E402
 from docsight.parsers.pdf.page import Page  # noqa: E402
 from docsight.parsers.pdf.scan import ocr_scale  # noqa: E402
-from docsight.parsers.vision.assemble import assemble_blocks  # noqa: E402
-from docsight.parsers.vision.common import Block, Box, OcrLine  # noqa: E402
-from docsight.parsers.vision.layout import LayoutEngine  # noqa: E402
-from docsight.parsers.vision.ocr import OcrEngine  # noqa: E402
-from docsight.parsers.vision.page import is_blank, measure_ink, working_image  # noqa: E402
-from docsight.parsers.vision.tables import TableEngine  # noqa: E402
+from docsight.parsers.raster.assemble import assemble_blocks  # noqa: E402
+from docsight.parsers.raster.page import is_blank, measure_ink, working_image  # noqa: E402
 from docsight.settings import ParseSettings  # noqa: E402
+from docsight.vision.common import Block, Box, OcrLine  # noqa: E402
+from docsight.vision.layout import LayoutEngine  # noqa: E402
+from docsight.vision.ocr import OcrEngine  # noqa: E402
+from docsight.vision.tables import TableEngine  # noqa: E402
 
 DECKS = (
     "amb-siteaudits-ds15-150204174043-conversion-gate01_95.pdf",
@@ -62,7 +62,7 @@ class Clock:
 
 
 def read_page(work: np.ndarray, clock: Clock) -> tuple[list[OcrLine], list[Block]]:
-    """The stages of :func:`~docsight.parsers.vision.page.read_page_image`, timed, uncached."""
+    """The stages of :func:`~docsight.parsers.raster.page.read_page_image`, timed, uncached."""
     ocr, layout, tables = OcrEngine.shared(), LayoutEngine.shared(), TableEngine.shared()
     lines = clock.time("ocr", ocr.recognize, work)
     regions = clock.time("layout", layout.detect, work)

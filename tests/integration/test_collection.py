@@ -205,7 +205,7 @@ def test_installing_ocr_reparses_documents_that_needed_it(
     tmp_path: Path, image_only_pdf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from docsight.parsers.pdf import PdfParser
-    from docsight.parsers.vision import common
+    from docsight.vision import common
 
     monkeypatch.setattr(common, "ocr_available", lambda: False)
     ds = DocSight(tmp_path / "col", settings=Settings(parse={"ocr": "never"}))

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from docsight import DocSight
 from docsight.cli.main import app
-from docsight.parsers.vision.common import ocr_available
 from docsight.settings import Settings
+from docsight.vision.common import ocr_available
 from fixtures.corpus_fixtures import write_corpus
 
 needs_ocr = pytest.mark.skipif(
@@ -80,7 +80,7 @@ def test_a_query_without_an_image_is_plain_search(collection: Path, tmp_path: Pa
 
 @needs_ocr
 def test_the_image_finds_what_the_question_alone_does_not(collection: Path, tmp_path: Path) -> None:
-    from docsight.parsers.vision.ocr import OcrEngine
+    from docsight.vision.ocr import OcrEngine
 
     ds = DocSight(collection)
     dialog = _dialog(tmp_path / "dialog.png")

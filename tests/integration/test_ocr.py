@@ -213,9 +213,9 @@ def scan_pdf_twice(
 ) -> tuple[list[ParsedDocument], list[dict[str, int]]]:
     """The image-only PDF parsed twice with one fresh cache, and the model calls of each run."""
     from docsight.parsers.pdf import PdfParser
-    from docsight.parsers.vision.layout import LayoutEngine
-    from docsight.parsers.vision.ocr import OcrEngine
-    from docsight.parsers.vision.tables import TableEngine
+    from docsight.vision.layout import LayoutEngine
+    from docsight.vision.ocr import OcrEngine
+    from docsight.vision.tables import TableEngine
 
     engines = {
         "ocr": OcrEngine.shared(),
@@ -274,7 +274,7 @@ def test_second_parse_runs_no_model(
 def test_missing_extra_is_a_warning(
     image_only_pdf: Path, parse_pdf: Parse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import docsight.parsers.vision.page as page
+    import docsight.parsers.raster.page as page
 
     def missing(*args: object, **kwargs: object) -> object:
         raise MissingDependencyError("OCR of page images", "ocr", "rapidocr: no module")
@@ -289,7 +289,7 @@ def test_missing_extra_is_a_warning(
 def test_ocr_never_and_text_pages_skip_ocr(
     image_only_pdf: Path, report_pdf: Path, parse_pdf: Parse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import docsight.parsers.vision.page as page
+    import docsight.parsers.raster.page as page
 
     def boom(*args: object, **kwargs: object) -> object:
         raise AssertionError("OCR must not run")

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from docsight.llm import OpenAIChatClient
-from docsight.parsers.vision.common import ocr_available
 from docsight.query.image import FALLBACK_TYPE, QueryImage, load_query_image
 from docsight.query.router import FeatureRouter, VLMRouter
+from docsight.vision.common import ocr_available
 from fixtures.fake_llm import FakeLLM, ok
 from fixtures.llm_fixtures import llm_settings
 from fixtures.querygen import generate

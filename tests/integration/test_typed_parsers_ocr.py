@@ -12,7 +12,6 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from docsight.llm.client import OpenAIChatClient
-from docsight.parsers.vision.common import ocr_available
 from docsight.query.image import QueryImage, Routing, TypeScore, load_query_image
 from docsight.query.typed import create_captioner, create_parsers
 from docsight.query.typed.offline import (
@@ -22,6 +21,7 @@ from docsight.query.typed.offline import (
     OfflineTableParser,
 )
 from docsight.settings import ImageQuerySettings
+from docsight.vision.common import ocr_available
 from fixtures.fake_llm import FakeLLM, error, ok
 from fixtures.llm_fixtures import llm_settings
 

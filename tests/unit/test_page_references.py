@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from docsight.query.pages import PageRef, page_references, resolve
+from docsight.retrieval.pages import PageRef, page_references, resolve
 
 
 @pytest.mark.parametrize(

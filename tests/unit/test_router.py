@@ -11,7 +11,6 @@ from PIL import Image, ImageDraw
 from docsight.document.ids import bytes_sha256
 from docsight.errors import ConfigurationError, LLMResponseError, LLMTimeoutError
 from docsight.llm.base import ChatResult, M, Message
-from docsight.parsers.vision.common import OcrLine
 from docsight.query.features import FEATURE_NAMES, PIXEL_FEATURES, compute_features
 from docsight.query.image import (
     FALLBACK_TYPE,
@@ -37,6 +36,7 @@ from docsight.query.router import (
     weight_matrix,
 )
 from docsight.settings import ImageQuerySettings
+from docsight.vision.common import OcrLine
 
 
 def _image(rgb: np.ndarray, lines: tuple[OcrLine, ...] = (), *, ocr: bool = True) -> QueryImage:

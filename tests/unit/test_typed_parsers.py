@@ -13,7 +13,6 @@ from pydantic import BaseModel
 
 from docsight.errors import ConfigurationError, LLMResponseError
 from docsight.llm.base import ChatResult, Message
-from docsight.parsers.vision.common import OcrLine
 from docsight.query.image import (
     IMAGE_TYPES,
     Captioner,
@@ -42,6 +41,7 @@ from docsight.query.typed.offline_graphs import classify_part
 from docsight.query.typed.offline_text import detect_language, latexify, rebuild_source, variables
 from docsight.query.typed.vlm import FallbackParser, VLMTypedParser
 from docsight.settings import ImageQuerySettings
+from docsight.vision.common import OcrLine
 
 
 def L(text: str, x0: float, y0: float, x1: float, y1: float) -> OcrLine:

@@ -20,8 +20,10 @@ from docsight.parsers.pdf.page import Atom, Page
 from docsight.parsers.pdf.reading import Block as LineBlock
 from docsight.parsers.pdf.roles import Role
 from docsight.parsers.pdf.scan import apply_hints, layout_scanned, wants_ocr
-from docsight.parsers.vision.assemble import assemble_blocks, merge_lists
-from docsight.parsers.vision.common import (
+from docsight.parsers.raster.assemble import assemble_blocks, merge_lists
+from docsight.parsers.raster.page import is_blank, measure_ink, working_image
+from docsight.settings import ParseSettings
+from docsight.vision.common import (
     Block,
     Ink,
     OcrLine,
@@ -31,10 +33,8 @@ from docsight.parsers.vision.common import (
     pixel_digest,
     to_rgb_array,
 )
-from docsight.parsers.vision.ocr import OcrEngine
-from docsight.parsers.vision.page import is_blank, measure_ink, working_image
-from docsight.parsers.vision.tables import html_to_rows
-from docsight.settings import ParseSettings
+from docsight.vision.ocr import OcrEngine
+from docsight.vision.tables import html_to_rows
 
 W, H = 1200, 1600  # a synthetic page, pixels
 
@@ -316,7 +316,7 @@ def test_ocr_engine_caches_by_pixels(tmp_path: Path) -> None:
 
 
 def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    import docsight.parsers.vision.common as common
+    import docsight.vision.common as common
 
     def fail(name: str) -> Any:
         raise ImportError(f"No module named {name!r}")
@@ -330,7 +330,7 @@ def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_importing_vision_loads_no_model_library() -> None:
     code = (
         "import sys\n"
-        "import docsight.parsers.vision, docsight.parsers.vision.page, docsight.parsers.image\n"
+        "import docsight.vision, docsight.parsers.raster.page, docsight.parsers.image\n"
         "import docsight.parsers.pdf\n"
         "heavy = [m for m in ('rapidocr', 'rapid_layout', 'rapid_table', 'cv2', 'onnxruntime')"
         " if m in sys.modules]\n"

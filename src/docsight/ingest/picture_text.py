@@ -26,13 +26,13 @@ def read_picture_text(
     """OCR pictures without text; returns how many were read. Needs the ``ocr`` extra."""
     if settings.ocr == "never":
         return 0
-    from docsight.parsers.vision.common import ocr_available
+    from docsight.vision.common import ocr_available
 
     if not ocr_available():
         return 0
     from PIL import Image
 
-    from docsight.parsers.vision.ocr import OcrEngine
+    from docsight.vision.ocr import OcrEngine
 
     assets = {a.id: a for a in parsed.assets}
     engine = OcrEngine.shared()

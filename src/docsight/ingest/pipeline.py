@@ -232,7 +232,7 @@ class IngestPipeline:
         parsed before the ``ocr`` extra was installed is parsed again once it is."""
         parser_id = f"{parser.name}/{parser.version}"
         if getattr(parser, "uses_ocr", False) and self.settings.parse.ocr != "never":
-            from docsight.parsers.vision.common import ocr_available
+            from docsight.vision.common import ocr_available
 
             parser_id += "+ocr" if ocr_available() else "-ocr"
         return parser_id

@@ -1,4 +1,4 @@
-"""PNG, JPEG and TIFF files: one page per frame, read by OCR (:mod:`docsight.parsers.vision`).
+"""PNG, JPEG and TIFF files: one page per frame, read by OCR (:mod:`docsight.parsers.raster`).
 
 Images are hostile input as often as PDFs: decompression bombs, truncated and fuzzed files.
 Pillow refuses images above ``Image.MAX_IMAGE_PIXELS`` when opening them; it is set from
@@ -8,7 +8,7 @@ the first are never checked by Pillow. Any decoding failure becomes a ``ParseErr
 file; a bad frame after the first costs only that frame.
 
 A page is as large as the image in pixels (after EXIF orientation). OCR and the page image kept
-for citations use a copy at most :data:`~docsight.parsers.vision.ocr.MAX_SIDE` pixels long; JPEGs
+for citations use a copy at most :data:`~docsight.vision.ocr.MAX_SIDE` pixels long; JPEGs
 are decoded at reduced size directly when they are much larger.
 """
 
@@ -25,8 +25,8 @@ from docsight.document.captions import caption_target
 from docsight.document.model import BBox, ElementKind, ParsedDocument
 from docsight.errors import DocsightError, LimitExceededError, ParseError
 from docsight.parsers.base import ParseContext, SourceFile
-from docsight.parsers.vision.common import Block, flatten_image
 from docsight.settings import ParseSettings
+from docsight.vision.common import Block, flatten_image
 
 #: Longest side of the working copy (OCR and the page image); equal to the OCR engine's.
 WORK_SIDE = 2200
@@ -100,8 +100,8 @@ class ImageParser:
         builder.set_page_image(index, _asset(builder, "page", _fit(work, settings)))
         if settings.ocr == "never":
             return
-        from docsight.parsers.vision.assemble import merge_lists
-        from docsight.parsers.vision.page import read_page_image
+        from docsight.parsers.raster.assemble import merge_lists
+        from docsight.parsers.raster.page import read_page_image
 
         blocks = merge_lists(read_page_image(work, context, settings))
         for k, block in enumerate(blocks):

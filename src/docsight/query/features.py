@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from docsight.parsers.vision.common import OcrLine
 from docsight.query.image import QueryImage
+from docsight.vision.common import OcrLine
 
 #: Longest side the pixel statistics work on (keeps extraction well under 100 ms).
 WORK_SIDE = 1024

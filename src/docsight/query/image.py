@@ -25,8 +25,8 @@ from pydantic import BaseModel, Field, field_validator
 
 from docsight.document.ids import bytes_sha256
 from docsight.errors import QueryImageError
-from docsight.parsers.vision.common import OcrLine, flatten_image
 from docsight.settings import ImageQuerySettings
+from docsight.vision.common import OcrLine, flatten_image
 
 ImageType = Literal[
     "chart",
@@ -238,7 +238,7 @@ def load_query_image(
     (routers and parsers then work from pixels alone). ``name`` replaces the source in error
     messages (for bytes read from a file elsewhere).
     """
-    from docsight.parsers.vision.common import ocr_available
+    from docsight.vision.common import ocr_available
 
     settings = settings or ImageQuerySettings()
     read_name, data = read_image_bytes(source, settings)
@@ -247,7 +247,7 @@ def load_query_image(
     lines: tuple[OcrLine, ...] = ()
     ran = False
     if ocr and ocr_available():
-        from docsight.parsers.vision.ocr import OcrEngine
+        from docsight.vision.ocr import OcrEngine
 
         lines = tuple(OcrEngine.shared().recognize(rgb, cache))
         ran = True

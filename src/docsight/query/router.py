@@ -23,7 +23,6 @@ from pydantic import BaseModel, Field
 
 from docsight.errors import ConfigurationError, LLMError
 from docsight.llm.base import ChatModel, Message, image_part
-from docsight.parsers.vision.common import ocr_available
 from docsight.query.features import FEATURE_NAMES, ImageFeatures, extract_features
 from docsight.query.image import (
     FALLBACK_TYPE,
@@ -35,6 +34,7 @@ from docsight.query.image import (
     TypeScore,
 )
 from docsight.settings import ImageQuerySettings
+from docsight.vision.common import ocr_available
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Literal, Protocol
 
 from docsight.encoders.base import Encoder
 from docsight.index.base import ChannelHit, Store
-from docsight.query.pages import page_references, resolve
+from docsight.retrieval.pages import page_references, resolve
 
 
 class Retriever(Protocol):
@@ -84,7 +84,7 @@ class DenseRetriever:
 class PageReferenceRetriever:
     """Pages the question names: "on page 14", "the cover", "pages 3 to 10".
 
-    Numbers match printed page labels first, then physical page numbers (see ``query.pages``).
+    Numbers match printed page labels first, then physical page numbers (see ``retrieval.pages``).
     """
 
     name = "page_ref"

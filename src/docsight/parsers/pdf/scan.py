@@ -2,7 +2,7 @@
 
 A page whose text layer holds fewer than ``settings.ocr_min_chars`` characters (every page with
 ``ocr="always"``) is rendered at ``settings.ocr_dpi`` and read by
-:func:`docsight.parsers.vision.page.read_page_image`. Its blocks are converted from render pixels
+:func:`docsight.parsers.raster.page.read_page_image`. Its blocks are converted from render pixels
 to PDF points and placed on the page as the other passes expect them: text blocks as blocks of
 lines (so running headers and footers are found across pages, and emission, list merging and
 captions work as for born-digital pages), tables and figures as atoms. The kinds OCR gave the
@@ -72,7 +72,7 @@ def ocr_page(
         run.skipped.append(page.index)
         return False
     try:
-        from docsight.parsers.vision.page import read_page_image
+        from docsight.parsers.raster.page import read_page_image
 
         image = pdfium_page.render(scale=scale).to_pil().convert("RGB")
         blocks = read_page_image(image, run.context, settings)
@@ -146,7 +146,7 @@ def ocr_scale(pdfium_page: Any, page: Page, settings: ParseSettings) -> float | 
     """
     import pypdfium2.raw as raw
 
-    from docsight.parsers.vision.ocr import MAX_SIDE
+    from docsight.vision.ocr import MAX_SIDE
 
     area = max(1.0, page.width * page.height)
     image_area, native, paths = 0.0, 0.0, 0

@@ -16,8 +16,8 @@ from statistics import median
 
 import numpy as np
 
-from docsight.parsers.vision.common import OcrLine
 from docsight.query.typed.common import background, cx, cy, median_height, parse_number, row_bands
+from docsight.vision.common import OcrLine
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from docsight.parsers.vision.common import Box, OcrLine
+from docsight.vision.common import Box, OcrLine
 
 #: Characters of typed text a parser returns at most: it is appended to a question, and the
 #: caller keeps only ``max_stream_words`` words of it anyway.

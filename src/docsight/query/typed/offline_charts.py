@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from docsight.parsers.vision.common import OcrLine
 from docsight.query.image import ImageType, QueryImage, TypedText
 from docsight.query.typed.chart_axes import Axis, estimate, find_x_axis, find_y_axes, span
 from docsight.query.typed.common import (
@@ -40,6 +39,7 @@ from docsight.query.typed.common import (
     unique,
     v_overlap,
 )
+from docsight.vision.common import OcrLine
 
 #: Rows of the data table kept (a chart with more is summarised by its first rows).
 MAX_ROWS = 36

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from docsight.parsers.vision.common import OcrLine
 from docsight.query.image import ImageType, QueryImage, TypedText
 from docsight.query.typed.common import (
     COLOUR_WORDS,
@@ -38,6 +37,7 @@ from docsight.query.typed.common import (
     reading_order,
     unique,
 )
+from docsight.vision.common import OcrLine
 
 _PANEL_LABEL = re.compile(r"^\(([a-hA-H]|i{1,3}|iv|vi{0,3}|ix|x)\)|^([a-hA-H])\)(?=\s|$)")
 _SEQUENCES = ("abcdefgh", "ABCDEFGH")

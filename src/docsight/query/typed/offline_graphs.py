@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from docsight.parsers.vision.common import Box, OcrLine
 from docsight.query.image import ImageType, QueryImage, TypedText
 from docsight.query.typed.common import (
     clip,
@@ -40,6 +39,7 @@ from docsight.query.typed.common import (
     reading_order,
     unique,
 )
+from docsight.vision.common import Box, OcrLine
 
 #: Nodes considered for edges at most (pairs grow quadratically).
 MAX_NODES = 60

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from docsight.document.tables import normalize_rows, rows_to_markdown
-from docsight.parsers.vision.common import OcrLine
 from docsight.query.image import ImageType, QueryImage, TypedText
 from docsight.query.typed.common import (
     MAX_TEXT_CHARS,
@@ -23,6 +22,7 @@ from docsight.query.typed.common import (
     median_height,
     union,
 )
+from docsight.vision.common import OcrLine
 
 #: Rows kept in the typed text (the header and the first body rows).
 MAX_ROWS = 30
@@ -57,11 +57,11 @@ def plausible(rows: Sequence[Sequence[str]], chars: int) -> bool:
 
 
 def _engine_rows(image: QueryImage, lines: Sequence[OcrLine]) -> list[list[str]]:
-    from docsight.parsers.vision.common import ocr_available
+    from docsight.vision.common import ocr_available
 
     if not ocr_available():
         return []
-    from docsight.parsers.vision.tables import TableEngine
+    from docsight.vision.tables import TableEngine
 
     h = median_height(lines)
     x0, y0, x1, y1 = union(ln.box for ln in lines)

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from docsight.parsers.vision.common import OcrLine
 from docsight.query.image import ImageType, QueryImage, TypedText
 from docsight.query.typed.common import (
     MAX_TEXT_CHARS,
@@ -33,6 +32,7 @@ from docsight.query.typed.common import (
     row_bands,
     unique,
 )
+from docsight.vision.common import OcrLine
 
 # --- code ---------------------------------------------------------------------------------------
 

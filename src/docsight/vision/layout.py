@@ -19,7 +19,7 @@ import numpy as np
 from PIL import Image
 
 from docsight.cache import JsonCache, content_key
-from docsight.parsers.vision.common import (
+from docsight.vision.common import (
     ModelEngine,
     Region,
     import_optional,

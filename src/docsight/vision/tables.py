@@ -15,7 +15,7 @@ import numpy as np
 from PIL import Image
 
 from docsight.cache import JsonCache, content_key
-from docsight.parsers.vision.common import (
+from docsight.vision.common import (
     ModelEngine,
     OcrLine,
     import_optional,

@@ -27,8 +27,9 @@ import numpy as np
 from PIL import Image
 
 from docsight.parsers.base import ParseContext
-from docsight.parsers.vision.assemble import assemble_blocks
-from docsight.parsers.vision.common import (
+from docsight.parsers.raster.assemble import assemble_blocks
+from docsight.settings import ParseSettings
+from docsight.vision.common import (
     Block,
     Box,
     Ink,
@@ -37,8 +38,7 @@ from docsight.parsers.vision.common import (
     flatten_image,
     pixel_digest,
 )
-from docsight.parsers.vision.ocr import MAX_SIDE
-from docsight.settings import ParseSettings
+from docsight.vision.ocr import MAX_SIDE
 
 __all__ = ["Block", "PageLine", "is_blank", "measure_ink", "read_page_image", "working_image"]
 
@@ -55,9 +55,9 @@ def read_page_image(
 
     Raises :class:`~docsight.errors.MissingDependencyError` without the ``ocr`` extra.
     """
-    from docsight.parsers.vision.layout import LayoutEngine
-    from docsight.parsers.vision.ocr import OcrEngine
-    from docsight.parsers.vision.tables import TableEngine
+    from docsight.vision.layout import LayoutEngine
+    from docsight.vision.ocr import OcrEngine
+    from docsight.vision.tables import TableEngine
 
     settings = settings or ParseSettings()
     cache = ctx.cache if ctx is not None else None

@@ -1,5 +1,5 @@
 """Blocks in reading order from OCR lines and layout regions: the pure half of
-:func:`~docsight.parsers.vision.page.read_page_image` (see its module for the steps).
+:func:`~docsight.parsers.raster.page.read_page_image` (see its module for the steps).
 
 All boxes are in pixels of one page image.
 """
@@ -19,7 +19,7 @@ from docsight.parsers.pdf.reading import Block as LineBlock
 from docsight.parsers.pdf.reading import order_units, starts_with_bullet
 from docsight.parsers.pdf.tables import grid_from_lines
 from docsight.parsers.textutil import clean_text, squash_spaces
-from docsight.parsers.vision.common import Block, Box, Ink, OcrLine, PageLine, Region
+from docsight.vision.common import Block, Box, Ink, OcrLine, PageLine, Region
 
 #: A figure region covering more of the page than this is the page itself (a photo, a slide).
 FULL_PAGE = 0.85

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from docsight.document import BBox, Document, ElementKind
 from docsight.document.builder import DocumentBuilder
-from docsight.ingest.chunking import split_long_text, split_sentences
+from docsight.document.text import split_long_text, split_sentences
 from docsight.ingest.element_chunker import ElementChunker
 from docsight.settings import ChunkSettings
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from docsight.agents.answer import Source
+from docsight.document.artifacts import PLACEHOLDER_RE, artifact_reading
 from docsight.document.model import ElementKind
 from docsight.index.base import Store
-from docsight.ingest.chunking import PLACEHOLDER_RE, artifact_reading
 from docsight.retrieval.hit import Hit
 
 

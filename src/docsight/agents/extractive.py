@@ -16,8 +16,8 @@ import numpy as np
 
 from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence, content_terms, idf_weights
+from docsight.document.text import split_sentences
 from docsight.encoders.base import Encoder
-from docsight.ingest.chunking import split_sentences
 from docsight.settings import AnswerSettings
 
 _MAX_CANDIDATES = 160

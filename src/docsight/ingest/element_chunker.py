@@ -14,20 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from docsight.document.chunk import Chunk
-from docsight.document.model import Document, Element, ElementKind
-from docsight.ingest.chunking import (
+from docsight.document.artifacts import (
     ARTIFACT_KINDS,
     artifact_index_text,
     artifact_reading,
     bound_captions,
-    common_prefix,
     is_skipped_picture,
-    make_chunk,
     placeholder,
-    split_long_text,
-    word_count,
 )
+from docsight.document.chunk import Chunk
+from docsight.document.model import Document, Element, ElementKind
+from docsight.document.text import split_long_text, word_count
+from docsight.ingest.chunking import common_prefix, make_chunk
 from docsight.settings import ChunkSettings
 
 _MARKDOWN_KINDS = (ElementKind.CODE, ElementKind.LIST)

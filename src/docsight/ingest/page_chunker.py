@@ -9,16 +9,15 @@ one source.
 
 from __future__ import annotations
 
-from docsight.document.chunk import Chunk
-from docsight.document.model import Document, Element, ElementKind
-from docsight.ingest.chunking import (
+from docsight.document.artifacts import (
     ARTIFACT_KINDS,
     artifact_reading,
     bound_captions,
-    common_prefix,
     is_skipped_picture,
-    make_chunk,
 )
+from docsight.document.chunk import Chunk
+from docsight.document.model import Document, Element, ElementKind
+from docsight.ingest.chunking import common_prefix, make_chunk
 from docsight.ingest.element_chunker import ElementChunker
 from docsight.settings import ChunkSettings
 

@@ -1,0 +1,86 @@
+"""Words and sentences: the text vocabulary shared by chunking, answering and evaluation."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+@lru_cache(maxsize=1)
+def _segmenter() -> Any:
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+#: pysbd's rules take time that grows faster than the text (minutes on a megabyte of "a. a. "),
+#: so long text is segmented in windows of about this many characters, cut between sentences.
+_SEGMENT_CHARS = 20_000
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (pysbd's rules handle abbreviations, decimals and initials)."""
+    text = text.strip()
+    if not text:
+        return []
+    segmenter = _segmenter()
+    out: list[str] = []
+    for window in _windows(text, _SEGMENT_CHARS):
+        try:
+            # The processed sentences, not ``segment()``: its character-span pass searches the
+            # whole text once per sentence, quadratic on repetitive input. Stripped, the two agree.
+            sentences = segmenter.processor(window).process()
+        except Exception:  # pysbd fails on rare inputs; a chunker must not
+            sentences = [window]
+        out.extend(s.strip() for s in sentences if s.strip())
+    return out
+
+
+def _windows(text: str, size: int) -> list[str]:
+    """``text`` in pieces of at most about ``size`` characters, cut after a sentence end when
+    there is one, else at a space."""
+    pieces: list[str] = []
+    start = 0
+    while len(text) - start > size:
+        end = start + size
+        cut = -1
+        for m in _SENTENCE_END.finditer(text, start + size // 2, end):
+            cut = m.end()
+        if cut < 0:
+            cut = text.rfind(" ", start + size // 2, end) + 1 or end
+        pieces.append(text[start:cut])
+        start = cut
+    pieces.append(text[start:])
+    return pieces
+
+
+def split_long_text(text: str, max_words: int) -> list[str]:
+    """Pack sentences into pieces of at most ``max_words`` words (a longer sentence is cut)."""
+    pieces: list[str] = []
+    current: list[str] = []
+    count = 0
+    for sentence in split_sentences(text):
+        words = sentence.split()
+        if len(words) > max_words:  # a run-on "sentence" (lists, tables flattened to text)
+            if current:
+                pieces.append(" ".join(current))
+                current, count = [], 0
+            # Cut by index: slicing off the head each time is quadratic in a megabyte line.
+            cut = len(words) - len(words) % max_words
+            pieces.extend(" ".join(words[k : k + max_words]) for k in range(0, cut, max_words))
+            words = words[cut:]
+        if count + len(words) > max_words and current:
+            pieces.append(" ".join(current))
+            current, count = [], 0
+        if words:
+            current.append(" ".join(words))
+            count += len(words)
+    if current:
+        pieces.append(" ".join(current))
+    return pieces

@@ -173,6 +173,7 @@ class DocSight:
                     vlm=self._vision() if inline else None,
                 ),
                 setup,
+                chat=self.chat_model() if self.settings.graph.summaries != "extractive" else None,
             )
             return pipeline.run(paths, progress)
         finally:

@@ -188,16 +188,49 @@ class ChunkSettings(BaseSettings):
     section_prefix: bool = True
 
 
+class GraphSettings(BaseSettings):
+    """The content graph and summary tree built for every document at ingestion."""
+
+    model_config = _group("DOCSIGHT_GRAPH_")
+
+    #: Chunks linked by reading-order adjacency on each side of a chunk.
+    window: int = Field(default=2, ge=0, le=10)
+    #: ``auto``: written by the chat model when one is configured (``DOCSIGHT_LLM_*``), else
+    #: extractive; ``extractive``: never call a model; ``model``: the chat model (extractive
+    #: without one).
+    summaries: Literal["auto", "extractive", "model"] = "auto"
+    #: ``auto``: ``model`` with a chat model, else ``lite``; ``lite``: similarity propagation of
+    #: chunk vectors, no model; ``model``: ``lite`` plus summaries rewritten from neighbours by
+    #: the chat model; ``none``.
+    evolution: Literal["auto", "none", "lite", "model"] = "auto"
+    #: Evolution rounds (G-Reader's T).
+    rounds: int = Field(default=3, ge=0, le=10)
+    #: Neighbours each chunk mixes with per round, and ``similar`` edges per chunk.
+    neighbours: int = Field(default=4, ge=1, le=32)
+    #: Weight of the neighbours' mean against the chunk's own vector in each round.
+    alpha: float = Field(default=0.5, ge=0.0, le=4.0)
+    #: Evolved similarity a ``similar`` edge needs.
+    min_similarity: float = Field(default=0.5, ge=-1.0, le=1.0)
+    #: Model calls per document for summaries and model evolution (each round counts).
+    max_model_calls: int = Field(default=200, ge=0)
+
+
 class RetrievalSettings(BaseSettings):
     model_config = _group("DOCSIGHT_RETRIEVAL_")
 
-    #: Chunk channels ``bm25`` and ``dense``; page channels ``page_bm25`` (BM25 over whole pages)
-    #: and ``page_ref`` (pages the question names, like "page 14" or "the cover").
-    channels: list[str] = Field(default_factory=lambda: ["bm25", "dense", "page_bm25", "page_ref"])
+    #: Chunk channels ``bm25``, ``dense`` and ``graph`` (evolved vectors of the content graph);
+    #: page channels ``page_bm25`` (BM25 over whole pages), ``tree`` (the summary tree,
+    #: top-down), ``locate`` (pages and parts the question names: "page 14", "Table 3",
+    #: "Appendix B", "the last chart") and ``page_ref`` (page words only).
+    channels: list[str] = Field(default_factory=lambda: ["bm25", "dense", "page_bm25", "locate"])
     rrf_k: int = Field(default=60, ge=1)
     #: Per-channel weights of reciprocal rank fusion (1 when absent). A page the question names
-    #: explicitly is strong evidence, hence the default weight of ``page_ref``.
-    weights: dict[str, float] = Field(default_factory=lambda: {"page_ref": 3.0})
+    #: explicitly is strong evidence, hence the default weight of the locator.
+    weights: dict[str, float] = Field(default_factory=lambda: {"locate": 3.0, "page_ref": 3.0})
+    #: Add the line items and statements a financial metric is computed from ("inventory
+    #: turnover" → cost of sales, inventories, balance sheets) to the question
+    #: (``retrieval.expand``).
+    expand: bool = True
     #: Documents a scoped channel (``page_ref``) searches when no document filter is given: the
     #: best-ranked documents of the other channels.
     scope_documents: int = Field(default=10, ge=1)
@@ -282,6 +315,7 @@ class Settings(BaseSettings):
     parse: ParseSettings = Field(default_factory=ParseSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)
+    graph: GraphSettings = Field(default_factory=GraphSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     image: ImageQuerySettings = Field(default_factory=ImageQuerySettings)

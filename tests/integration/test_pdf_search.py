@@ -36,7 +36,7 @@ def test_printed_page_numbers_resolve_page_references(pdf_collection: Path) -> N
     # printed "2" is the third physical page (rail sidings), the physical second page comes next
     assert [h.page for h in hits[:2]] == [2, 1]
     assert "rail sidings" in hits[0].text.lower()
-    assert hits[0].ranks.get("page_ref") == 1
+    assert hits[0].ranks.get("locate") == 1
     cover = ds.search("What is on the cover?", k=1, doc_names=["numbered.pdf"], unit="page")
     assert cover[0].page == 0
 

@@ -32,7 +32,7 @@ Kind = Literal["retrieval", "qa"]
 Progress = Callable[[int, int, str], None]
 
 #: Settings groups whose values change what is stored in a collection.
-_INDEX_GROUPS = ("parse", "chunk", "embed")
+_INDEX_GROUPS = ("parse", "chunk", "embed", "graph")
 
 
 class EvalConfig(BaseModel):

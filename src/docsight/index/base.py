@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 
 from docsight.document.chunk import Chunk
 from docsight.document.model import Asset, Document, Element, ParsedDocument
+from docsight.graph.build import GraphBundle
+from docsight.graph.model import ContentGraph, GraphReferences
 
 
 class DocumentInfo(BaseModel):
@@ -28,6 +30,8 @@ class DocumentInfo(BaseModel):
     pages: int
     elements: int
     chunks: int
+    #: Searchable nodes of the document's content graph (``docsight.graph``).
+    nodes: int = 0
     parser: str
     #: The chunker ("strategy/version") that produced the document's chunks.
     chunker: str
@@ -103,6 +107,19 @@ class ChannelHit:
 
 
 @dataclass(frozen=True)
+class NodeHit:
+    """A graph node found by a node search: its kind and the pages it spans."""
+
+    node_id: str
+    doc_id: str
+    kind: str
+    page: int
+    last_page: int
+    parent: str | None
+    score: float
+
+
+@dataclass(frozen=True)
 class PageIndex:
     """What page references resolve against: a document's page count and printed labels."""
 
@@ -115,11 +132,11 @@ class Store(Protocol):
     """A collection on disk: documents, pages, elements, assets and chunks with vectors.
 
     Contract:
-    - ``put_document`` writes every child row (assets, pages, elements, chunks) before the
-      document row, which is the commit point; rows are upserted by their content-hash ids, so a
-      retried write never duplicates. ``recover`` (run before every ingest) removes child rows
-      of uncommitted documents and builds or updates indexes an interrupted ingest left behind,
-      so re-running a killed ingest finishes the job.
+    - ``put_document`` writes every child row (assets, pages, elements, chunks, and the graph's
+      nodes and blob when given) before the document row, which is the commit point; rows are
+      upserted by their content-hash ids, so a retried write never duplicates. ``recover`` (run
+      before every ingest) removes child rows of uncommitted documents and builds or updates
+      indexes an interrupted ingest left behind, so re-running a killed ingest finishes the job.
     - Reads and searches only ever return rows of committed documents.
     - ``delete_document`` removes the document row first, then its children.
     - Searches take an optional set of document ids as a pre-filter.
@@ -144,7 +161,12 @@ class Store(Protocol):
     def committed_ids(self) -> frozenset[str]: ...
 
     def put_document(
-        self, parsed: ParsedDocument, chunks: Sequence[Chunk], vectors: np.ndarray, chunker: str
+        self,
+        parsed: ParsedDocument,
+        chunks: Sequence[Chunk],
+        vectors: np.ndarray,
+        chunker: str,
+        graph: GraphBundle | None = None,
     ) -> DocumentInfo: ...
 
     def delete_document(self, doc_id: str) -> None: ...
@@ -158,6 +180,26 @@ class Store(Protocol):
     def get_elements(self, element_ids: Sequence[str]) -> list[Element]: ...
 
     def document_chunks(self, doc_id: str) -> list[Chunk]: ...
+
+    def get_graph(self, doc_id: str) -> ContentGraph | None: ...
+
+    def graph_references(self, doc_ids: Sequence[str]) -> list[GraphReferences]: ...
+
+    def node_text_search(
+        self,
+        query: str,
+        limit: int,
+        doc_ids: Sequence[str] | None = None,
+        kinds: Sequence[str] = (),
+    ) -> list[NodeHit]: ...
+
+    def node_vector_search(
+        self,
+        vector: np.ndarray,
+        limit: int,
+        doc_ids: Sequence[str] | None = None,
+        kinds: Sequence[str] = (),
+    ) -> list[NodeHit]: ...
 
     def text_search(
         self, query: str, limit: int, doc_ids: Sequence[str] | None = None

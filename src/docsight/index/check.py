@@ -23,9 +23,9 @@ from docsight.index.base import CheckProblem, CheckReport
 if TYPE_CHECKING:
     from docsight.index.lance import LanceStore
 
-CHILDREN = ("pages", "elements", "chunks", "assets")
+CHILDREN = ("pages", "elements", "chunks", "nodes", "graphs", "assets")
 #: Child tables whose rows the document row counts (assets are checked by reference instead).
-_COUNTED = ("pages", "elements", "chunks")
+_COUNTED = ("pages", "elements", "chunks", "nodes")
 _EXAMPLES = 3
 _REPAIR_HINT = "`docsight check --repair` removes them"
 _REINGEST_HINT = "remove the document (`docsight rm ID`) and ingest its file again"
@@ -83,11 +83,13 @@ class _Checker:
         }
         self._counts(documents, children)
         self._assets(readable, documents)
-        if "chunks" in readable:
-            self._vectors(readable["chunks"])
-        for name in ("chunks", "pages"):
+        for name in ("chunks", "nodes"):
+            if name in readable:
+                self._vectors(readable[name], name)
+        for name in ("chunks", "pages", "nodes"):
             if name in readable:
                 self._indexes(name, readable[name], sum(children[name].values()))
+        self._graphs(documents, children)
         return self.report
 
     # --- the manifest and the table layouts ----------------------------------------------------
@@ -115,8 +117,9 @@ class _Checker:
 
     def _schema(self, name: str, table: Any) -> bool:
         """Whether the table has this schema version's layout (and can be checked further)."""
-        if name == "chunks":
-            expected, skip = S.chunks_schema(1), {"vector"}
+        if name in ("chunks", "nodes"):
+            expected = S.chunks_schema(1) if name == "chunks" else S.nodes_schema(1)
+            skip = {"vector"}
         else:
             expected, skip = (
                 {
@@ -124,6 +127,7 @@ class _Checker:
                     "pages": S.PAGES,
                     "elements": S.ELEMENTS,
                     "assets": S.ASSETS,
+                    "graphs": S.GRAPHS,
                 }[name],
                 set(),
             )
@@ -136,32 +140,32 @@ class _Checker:
                 table=name,
             )
             return False
-        if name == "chunks":
-            return self._vector_column(table)
+        if name in ("chunks", "nodes"):
+            return self._vector_column(table, name)
         return True
 
-    def _vector_column(self, chunks: Any) -> bool:
-        field = chunks.schema.field("vector") if "vector" in chunks.schema.names else None
+    def _vector_column(self, table: Any, name: str) -> bool:
+        field = table.schema.field("vector") if "vector" in table.schema.names else None
         if field is None or not pa.types.is_fixed_size_list(field.type):
             self.problem(
-                "table_schema", "table chunks has no fixed-size vector column", table="chunks"
+                "table_schema", f"table {name} has no fixed-size vector column", table=name
             )
             return False
         size = field.type.list_size
         if self.report.dim is None:
-            if chunks.count_rows():
+            if table.count_rows():
                 self.problem(
                     "encoder_unbound",
-                    f"chunks hold {size}-dimensional vectors but the collection has no encoder "
+                    f"{name} hold {size}-dimensional vectors but the collection has no encoder "
                     "bound in collection.json",
-                    table="chunks",
+                    table=name,
                 )
         elif size != self.report.dim:
             self.problem(
                 "vector_dim",
-                f"chunk vectors have dimension {size}; the collection's encoder "
+                f"{name} vectors have dimension {size}; the collection's encoder "
                 f"{self.report.encoder} has dimension {self.report.dim}",
-                table="chunks",
+                table=name,
             )
         return True
 
@@ -191,7 +195,7 @@ class _Checker:
         if table is None:
             self.report.counts["documents"] = 0
             return {}
-        rows = _read(table, ["id", "name", "status", "pages", "elements", "chunks"])
+        rows = _read(table, ["id", "name", "status", "pages", "elements", "chunks", "nodes"])
         self._duplicates("documents", rows.column("id"))
         committed: dict[str, dict[str, Any]] = {}
         other: Counter[str] = Counter()
@@ -255,6 +259,23 @@ class _Checker:
                         rows=abs(stored - int(row[name] or 0)),
                     )
 
+    def _graphs(
+        self, documents: dict[str, dict[str, Any]], children: dict[str, Counter[str]]
+    ) -> None:
+        """Every document with graph nodes has its graph (the blob readout navigates)."""
+        if "graphs" not in children and self.report.counts.get("graphs"):
+            return  # the table exists but could not be read: reported already
+        stored = children.get("graphs", Counter())
+        for doc_id, row in sorted(documents.items()):
+            if row.get("nodes") and stored.get(doc_id, 0) != 1:
+                self.problem(
+                    "graph_missing",
+                    f"{row['name']} ({doc_id[:12]}): the content graph is missing; "
+                    f"{_REINGEST_HINT}",
+                    table="graphs",
+                    doc_id=doc_id,
+                )
+
     def _assets(self, tables: dict[str, Any], documents: dict[str, dict[str, Any]]) -> None:
         """Every page render, picture and chunk image of a committed document is stored."""
         stored: set[str] = set()
@@ -295,11 +316,11 @@ class _Checker:
                     rows=len(missing),
                 )
 
-    def _vectors(self, chunks: Any) -> None:
+    def _vectors(self, table: Any, name: str) -> None:
         """Vectors are present, finite and not zero (a zero vector has no cosine)."""
         bad = 0
-        size = chunks.schema.field("vector").type.list_size
-        for batch in chunks.search().select(["vector"]).limit(None).to_batches():
+        size = table.schema.field("vector").type.list_size
+        for batch in table.search().select(["vector"]).limit(None).to_batches():
             column = batch.column("vector")
             bad += column.null_count
             if column.null_count:
@@ -311,8 +332,8 @@ class _Checker:
         if bad:
             self.problem(
                 "bad_vector",
-                f"{bad} chunk vectors are missing, not finite or zero",
-                table="chunks",
+                f"{bad} vectors in table {name} are missing, not finite or zero",
+                table=name,
                 rows=bad,
             )
 

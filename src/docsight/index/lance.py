@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 import warnings
+import zlib
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -31,12 +32,15 @@ from docsight.errors import (
     SchemaVersionError,
     StoreError,
 )
+from docsight.graph.build import GraphBundle
+from docsight.graph.model import GRAPH_SCHEMA_VERSION, ContentGraph, GraphReferences
 from docsight.index import schema as S
 from docsight.index.base import (
     ChannelHit,
     CheckReport,
     CollectionStats,
     DocumentInfo,
+    NodeHit,
     PageIndex,
 )
 
@@ -54,6 +58,12 @@ _FTS_OPTIONS = dict(
     ascii_folding=True,
 )
 _MAX_IN_LIST = 500  # ids per IN (...) filter; longer lists are split
+#: Tables whose rows belong to one document each (the documents row commits them).
+CHILD_TABLES = ("chunks", "nodes", "graphs", "elements", "pages", "assets")
+#: Tables with a full-text index on ``text``.
+_TEXT_TABLES = ("chunks", "pages", "nodes")
+#: Content graphs kept in memory per store, by document id (they never change once committed).
+_GRAPH_CACHE = 64
 
 
 def _quote(value: str) -> str:
@@ -80,6 +90,7 @@ class LanceStore:
         self._manifest: dict[str, Any] | None = None
         self._lock = threading.RLock()
         self._committed: tuple[int, frozenset[str]] | None = None
+        self._graphs: dict[str, ContentGraph] = {}
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -220,7 +231,12 @@ class LanceStore:
         )
 
     def put_document(
-        self, parsed: ParsedDocument, chunks: Sequence[Chunk], vectors: np.ndarray, chunker: str
+        self,
+        parsed: ParsedDocument,
+        chunks: Sequence[Chunk],
+        vectors: np.ndarray,
+        chunker: str,
+        graph: GraphBundle | None = None,
     ) -> DocumentInfo:
         doc = parsed.document
         dim = self._dim()
@@ -235,7 +251,14 @@ class LanceStore:
             self._upsert("elements", S.element_rows(doc), S.ELEMENTS)
             if chunks:
                 self._upsert("chunks", S.chunk_table(chunks, vectors, dim), S.chunks_schema(dim))
-            self._upsert("documents", [S.document_row(parsed, len(chunks), chunker)], S.DOCUMENTS)
+            nodes = 0
+            if graph is not None:
+                table = S.node_table(graph, doc.id, dim)
+                nodes = table.num_rows
+                self._upsert("nodes", table, S.nodes_schema(dim))
+                self._upsert("graphs", [S.graph_row(graph.graph)], S.GRAPHS)
+            row = S.document_row(parsed, len(chunks), chunker, n_nodes=nodes)
+            self._upsert("documents", [row], S.DOCUMENTS)
             self._ensure_text_index()
         info = self.has_document(doc.id)
         if info is None:  # pragma: no cover - the row was just committed
@@ -251,7 +274,7 @@ class LanceStore:
             self._delete_children([doc_id])
 
     def _delete_children(self, doc_ids: Sequence[str]) -> None:
-        for name in ("chunks", "elements", "pages", "assets"):
+        for name in CHILD_TABLES:
             table = self._table(name)
             if table is None:
                 continue
@@ -269,7 +292,7 @@ class LanceStore:
         """
         committed = self.committed_ids()
         orphans: set[str] = set()
-        for name in ("chunks", "elements", "pages", "assets"):
+        for name in CHILD_TABLES:
             table = self._table(name)
             if table is None:
                 continue
@@ -288,7 +311,7 @@ class LanceStore:
 
     def _indexes_lag(self) -> bool:
         """Whether an index of chunks or pages misses rows (they are found by a slower scan)."""
-        for name in ("chunks", "pages"):
+        for name in _TEXT_TABLES:
             table = self._table(name)
             if table is None:
                 continue
@@ -376,7 +399,7 @@ class LanceStore:
 
     def _ensure_text_index(self) -> None:
         """Create the BM25 indexes once their tables have rows; later rows are added by optimize."""
-        for name in ("chunks", "pages"):
+        for name in _TEXT_TABLES:
             table = self._table(name)
             if table is None or table.count_rows() == 0:
                 continue
@@ -479,6 +502,115 @@ class LanceStore:
         rows = search.select(["id", "doc_id", "page", "_distance"]).limit(limit).to_arrow()
         return self._hits(rows, [1.0 - d for d in rows.column("_distance").to_pylist()])
 
+    # --- the content graph ---------------------------------------------------------------------
+
+    def get_graph(self, doc_id: str) -> ContentGraph | None:
+        """The content graph of a committed document (``None`` for documents stored without
+        one). Graphs never change under a document id, so they are kept in memory."""
+        if doc_id not in self.committed_ids():
+            self._graphs.pop(doc_id, None)
+            return None
+        cached = self._graphs.get(doc_id)
+        if cached is not None:
+            return cached
+        table = self._table("graphs")
+        if table is None:
+            return None
+        rows = table.search().where(f"id = {_quote(doc_id)}").limit(1).to_arrow().to_pylist()
+        if not rows or rows[0]["schema_version"] != GRAPH_SCHEMA_VERSION:
+            return None
+        try:
+            graph = S.graph_from_row(rows[0])
+        except (ValueError, zlib.error) as exc:
+            raise StoreError(f"the content graph of document {doc_id} is damaged ({exc})") from exc
+        if len(self._graphs) >= _GRAPH_CACHE:
+            self._graphs.pop(next(iter(self._graphs)))
+        self._graphs[doc_id] = graph
+        return graph
+
+    def graph_references(self, doc_ids: Sequence[str]) -> list[GraphReferences]:
+        """The reference indexes of committed documents (no graph is decompressed)."""
+        table = self._table("graphs")
+        committed = self.committed_ids()
+        wanted = [d for d in dict.fromkeys(doc_ids) if d in committed]
+        if table is None or not wanted:
+            return []
+        out = []
+        for batch in _batches(wanted):
+            rows = (
+                table.search()
+                .where(_in_filter("id", batch))
+                .select(["doc_id", "schema_version", "refs"])
+                .limit(None)
+                .to_arrow()
+                .to_pylist()
+            )
+            out.extend(
+                S.refs_from_row(r) for r in rows if r["schema_version"] == GRAPH_SCHEMA_VERSION
+            )
+        return out
+
+    def _node_where(self, doc_ids: Sequence[str] | None, kinds: Sequence[str]) -> str | None:
+        clauses = []
+        if doc_ids:
+            clauses.append(_in_filter("doc_id", doc_ids))
+        if kinds:
+            clauses.append(_in_filter("kind", kinds))
+        return " AND ".join(clauses) or None
+
+    def _node_hits(self, rows: pa.Table, scores: Sequence[float]) -> list[NodeHit]:
+        committed = self.committed_ids()
+        return [
+            NodeHit(i, d, k, p, lp, parent, float(s))
+            for i, d, k, p, lp, parent, s in zip(
+                rows.column("id").to_pylist(),
+                rows.column("doc_id").to_pylist(),
+                rows.column("kind").to_pylist(),
+                rows.column("page").to_pylist(),
+                rows.column("last_page").to_pylist(),
+                rows.column("parent").to_pylist(),
+                scores,
+                strict=True,
+            )
+            if d in committed
+        ]
+
+    def node_text_search(
+        self,
+        query: str,
+        limit: int,
+        doc_ids: Sequence[str] | None = None,
+        kinds: Sequence[str] = (),
+    ) -> list[NodeHit]:
+        table = self._table("nodes")
+        if table is None or not query.strip() or doc_ids == [] or not _has_text_index(table):
+            return []
+        search = table.search(query, query_type="fts", fts_columns="text")
+        where = self._node_where(doc_ids, kinds)
+        if where:
+            search = search.where(where, prefilter=True)
+        rows = search.select([*_NODE_COLUMNS, "_score"]).limit(limit).to_arrow()
+        return self._node_hits(rows, rows.column("_score").to_pylist())
+
+    def node_vector_search(
+        self,
+        vector: np.ndarray,
+        limit: int,
+        doc_ids: Sequence[str] | None = None,
+        kinds: Sequence[str] = (),
+    ) -> list[NodeHit]:
+        table = self._table("nodes")
+        if table is None or doc_ids == []:
+            return []
+        search = table.search(
+            np.asarray(vector, dtype=np.float32), vector_column_name="vector"
+        ).distance_type("cosine")
+        where = self._node_where(doc_ids, kinds)
+        if where:
+            search = search.where(where, prefilter=True)
+        rows = search.select([*_NODE_COLUMNS, "_distance"]).limit(limit).to_arrow()
+        return self._node_hits(rows, [1.0 - d for d in rows.column("_distance").to_pylist()])
+
     # --- maintenance ---------------------------------------------------------------------------
 
     def optimize(self) -> None:
@@ -500,7 +632,7 @@ class LanceStore:
                             distance_type="cosine", num_sub_vectors=max(1, self._dim() // 8)
                         ),
                     )
-            for name in ("documents", "pages", "elements", "assets", "chunks"):
+            for name in ("documents", *CHILD_TABLES):
                 table = self._table(name)
                 if table is not None:
                     table.optimize(cleanup_older_than=timedelta(minutes=10))
@@ -513,7 +645,7 @@ class LanceStore:
         manifest = self._read_manifest()
         encoder = manifest.get("encoder") or {}
         indexes = []
-        for name in ("chunks", "pages"):
+        for name in _TEXT_TABLES:
             table = self._table(name)
             if table is not None:
                 indexes.extend(
@@ -536,6 +668,9 @@ class LanceStore:
             size_bytes=size,
             indexes=indexes,
         )
+
+
+_NODE_COLUMNS = ["id", "doc_id", "kind", "page", "last_page", "parent"]
 
 
 def _has_text_index(table: Any) -> bool:

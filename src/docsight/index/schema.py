@@ -7,6 +7,7 @@ version are refused with a clear error rather than misread.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -16,8 +17,11 @@ import pyarrow as pa
 
 from docsight.document.chunk import Chunk
 from docsight.document.model import Asset, BBox, Document, Element, Font, ParsedDocument
+from docsight.graph.build import GraphBundle
+from docsight.graph.model import ContentGraph, GraphReferences, Reference
 
-STORE_SCHEMA_VERSION = 3  # 2: page labels and text, chunk images, chunker per document; 3: hidden
+#: 2: page labels and text, chunk images, chunker per document; 3: hidden; 4: content graph
+STORE_SCHEMA_VERSION = 4
 
 _BBOX = pa.list_(pa.float32(), 4)
 _IDS = pa.list_(pa.string())
@@ -34,6 +38,7 @@ DOCUMENTS = pa.schema(
         pa.field("pages", pa.int32()),
         pa.field("elements", pa.int32()),
         pa.field("chunks", pa.int32()),
+        pa.field("nodes", pa.int32()),
         pa.field("parser", pa.string()),
         pa.field("chunker", pa.string()),
         pa.field("status", pa.string()),
@@ -91,6 +96,36 @@ ASSETS = pa.schema(
 )
 
 
+#: One row per document: its content graph (``docsight.graph``) as zlib-compressed JSON.
+GRAPHS = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string()),
+        pa.field("schema_version", pa.int32()),
+        pa.field("graph", pa.large_binary()),
+        # The reference index alone ("table 3" → node and page), read without the graph.
+        pa.field("refs", pa.large_string()),
+    ]
+)
+
+
+def nodes_schema(dim: int) -> pa.Schema:
+    """Graph nodes as the ``tree`` and ``graph`` channels search them: the summary tree's
+    text (full-text index) and every node's vector (evolved, for chunks)."""
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("doc_id", pa.string()),
+            pa.field("kind", pa.string()),
+            pa.field("page", pa.int32()),
+            pa.field("last_page", pa.int32()),
+            pa.field("parent", pa.string()),
+            pa.field("text", pa.large_string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
 def chunks_schema(dim: int) -> pa.Schema:
     return pa.schema(
         [
@@ -131,7 +166,7 @@ def _bbox_back(value: Sequence[float] | None) -> BBox | None:
 
 
 def document_row(
-    parsed: ParsedDocument, n_chunks: int, chunker: str, status: str = "done"
+    parsed: ParsedDocument, n_chunks: int, chunker: str, status: str = "done", n_nodes: int = 0
 ) -> dict[str, Any]:
     doc = parsed.document
     return {
@@ -145,6 +180,7 @@ def document_row(
         "pages": doc.page_count,
         "elements": len(doc.elements),
         "chunks": n_chunks,
+        "nodes": n_nodes,
         "parser": doc.parser,
         "chunker": chunker,
         "status": status,
@@ -278,3 +314,60 @@ def chunk_from_row(row: dict[str, Any]) -> Chunk:
     # Columns are named after Chunk's fields; only the box and absent lists need converting.
     values = {k: v for k, v in row.items() if k in Chunk.model_fields and v is not None}
     return Chunk.model_validate({**values, "bbox": _bbox_back(row.get("bbox"))})
+
+
+def graph_row(graph: ContentGraph) -> dict[str, Any]:
+    data = zlib.compress(graph.model_dump_json(exclude_defaults=True).encode(), 6)
+    return {
+        "id": graph.doc_id,
+        "doc_id": graph.doc_id,
+        "schema_version": graph.schema_version,
+        "graph": data,
+        "refs": json.dumps(
+            {
+                "references": {k: [r.model_dump() for r in v] for k, v in graph.references.items()},
+                "artifacts": {k: [r.model_dump() for r in v] for k, v in graph.artifacts.items()},
+            }
+        ),
+    }
+
+
+def graph_from_row(row: dict[str, Any]) -> ContentGraph:
+    return ContentGraph.model_validate_json(zlib.decompress(row["graph"]))
+
+
+def refs_from_row(row: dict[str, Any]) -> GraphReferences:
+    data = json.loads(row["refs"] or "{}")
+    return GraphReferences(
+        doc_id=row["doc_id"],
+        references={
+            k: [Reference.model_validate(r) for r in v]
+            for k, v in data.get("references", {}).items()
+        },
+        artifacts={
+            k: [Reference.model_validate(r) for r in v]
+            for k, v in data.get("artifacts", {}).items()
+        },
+    )
+
+
+def node_table(bundle: GraphBundle, doc_id: str, dim: int) -> pa.Table:
+    """The searchable rows of a graph: nodes that have a vector (all but empty ones)."""
+    rows = []
+    for node in bundle.graph.nodes:
+        vector = bundle.vectors.get(node.id)
+        if vector is None:
+            continue
+        rows.append(
+            {
+                "id": node.id,
+                "doc_id": doc_id,
+                "kind": str(node.kind),
+                "page": node.page,
+                "last_page": node.last_page,
+                "parent": node.parent,
+                "text": bundle.texts.get(node.id, ""),
+                "vector": np.asarray(vector, dtype=np.float32).tolist(),
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=nodes_schema(dim))

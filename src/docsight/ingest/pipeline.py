@@ -1,4 +1,4 @@
-"""Ingestion: read → sniff → (skip if unchanged) → parse → chunk → embed → store.
+"""Ingestion: read → sniff → (skip if unchanged) → parse → chunk → embed → graph → store.
 
 A file is identified by the hash of its bytes, so an unchanged file is recognised without being
 parsed, and only a new parser version makes docsight parse it again. A file that replaces an
@@ -27,6 +27,7 @@ import numpy as np
 from docsight.document.ids import bytes_sha256, document_id_from_sha256
 from docsight.encoders.base import Encoder
 from docsight.errors import DocsightError, IngestError, LimitExceededError
+from docsight.graph import make_graph
 from docsight.index.base import DocumentInfo, Store
 from docsight.ingest.chunking import Chunker
 from docsight.ingest.report import FileOutcome, IngestProgress, IngestReport
@@ -106,8 +107,11 @@ class IngestPipeline:
         settings: Settings,
         context: ParseContext | None = None,
         worker_setup: WorkerSetup | None = None,
+        chat: object | None = None,
     ) -> None:
         self.store = store
+        #: The chat model that writes graph summaries (``None``: extractive summaries).
+        self.chat = chat
         self._encoder = encoder  # loaded on the first file that needs embedding
         self.chunker = chunker
         self.settings = settings
@@ -311,12 +315,25 @@ class IngestPipeline:
             vectors = _embed([c.text for c in chunks], encoder)
         self.store.bind_encoder(encoder.fingerprint, encoder.dim)
 
+        graph = None
+        if chunks:
+            emit("graph")
+            with clock("graph"):
+                graph = make_graph(
+                    parsed.document,
+                    chunks,
+                    vectors,
+                    self.settings.graph,
+                    chat=self.chat,
+                    embed=encoder.encode_documents,
+                )
+
         emit("store")
         with clock("store"):
             if slot.existing is not None:
                 # Same bytes, new parser or chunker: the old rows have other ids; replace them.
                 self.store.delete_document(slot.existing.id)
-            info = self.store.put_document(parsed, chunks, vectors, self._chunker_id())
+            info = self.store.put_document(parsed, chunks, vectors, self._chunker_id(), graph)
             for old in self.store.documents_by_source(parsed.document.source):
                 if old.id != info.id:
                     self.store.delete_document(old.id)

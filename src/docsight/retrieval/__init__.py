@@ -24,11 +24,24 @@ RETRIEVERS.register(
 RETRIEVERS.register(
     "page_ref",
     "docsight.retrieval.channels:PageReferenceRetriever",
-    description="pages named in the question",
+    description="pages named in the question (page words only; see locate)",
+)
+RETRIEVERS.register(
+    "locate",
+    "docsight.retrieval.locate:LocateRetriever",
+    description="pages and parts the question names: page 14, Table 3, Appendix B, the last chart",
+)
+RETRIEVERS.register(
+    "tree", "docsight.retrieval.tree:TreeRetriever", description="the summary tree, top-down"
+)
+RETRIEVERS.register(
+    "graph",
+    "docsight.retrieval.channels:GraphRetriever",
+    description="evolved chunk vectors of the content graph",
 )
 
 # Channels that need the encoder receive a zero-argument callable returning it.
-_NEEDS_ENCODER = {"dense"}
+_NEEDS_ENCODER = {"dense", "tree", "graph"}
 
 
 def create_retrievers(

@@ -107,3 +107,30 @@ class PageReferenceRetriever:
         # Interleave documents by rank so the first pages of every document come first.
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
+
+
+class GraphRetriever:
+    """Cosine similarity between the question and the chunks' evolved vectors (G-Reader).
+
+    Evolution mixes each chunk's vector with its graph neighbours' (``docsight.graph.evolve``),
+    so a chunk also matches what its table, caption or referenced section is about.
+    """
+
+    name = "graph"
+    level: Literal["chunk", "page"] = "chunk"
+    scoped = False
+
+    def __init__(self, store: Store, encoder: Callable[[], Encoder]) -> None:
+        self.store = store
+        self._encoder = encoder
+
+    def retrieve(
+        self, query: str, limit: int, doc_ids: Sequence[str] | None = None
+    ) -> list[ChannelHit]:
+        if not query.strip():
+            return []
+        vector = self._encoder().encode_queries([query])[0]
+        return [
+            ChannelHit(h.node_id, h.doc_id, h.page, h.score)
+            for h in self.store.node_vector_search(vector, limit, doc_ids, ["chunk"])
+        ]

@@ -16,6 +16,7 @@ from docsight.document.chunk import Chunk
 from docsight.errors import ConfigurationError
 from docsight.index.base import ChannelHit, Store
 from docsight.retrieval.channels import Retriever
+from docsight.retrieval.expand import expand
 from docsight.retrieval.fusion import reciprocal_rank_fusion, rrf_scores
 from docsight.retrieval.hit import Hit
 from docsight.settings import RetrievalSettings
@@ -43,6 +44,8 @@ class HybridSearcher:
     ) -> dict[str, list[ChannelHit]]:
         """Every channel's hits. Scoped channels run last, within the filter or the documents
         the other channels found."""
+        if self.settings.expand:
+            query = expand(query)
         results = {
             r.name: r.retrieve(query, limit, doc_ids) for r in self.retrievers if not r.scoped
         }

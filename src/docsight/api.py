@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from docsight.agents.answer import Answer
+from docsight.agents.answer import Answer, Source
 from docsight.document.model import Document
 from docsight.encoders.base import Encoder
 from docsight.errors import (
@@ -283,18 +283,7 @@ class DocSight:
         With ``image`` (a path, bytes, or an :meth:`analyze_image` result) the question is also
         searched with the image's typed text and caption, and the streams are fused (VISA).
         """
-        from docsight.retrieval import create_retrievers
-        from docsight.retrieval.search import HybridSearcher
-
-        self._require_collection()
-        if "dense" in self.settings.retrieval.channels:
-            self._check_encoder()
-        doc_ids = None
-        if doc_names:
-            docs = self.documents()  # read once, however many names there are
-            doc_ids = [self.resolve(name, docs).id for name in doc_names]
-        retrievers = create_retrievers(self.settings.retrieval.channels, self.store, self.encoder)
-        searcher = HybridSearcher(self.store, retrievers, self.settings.retrieval)
+        searcher, doc_ids = self._searcher(doc_names)
         if image is None:
             return searcher.search(query, k=k, doc_ids=doc_ids, unit=unit)
         from docsight.query.analyze import ImageAnalysis
@@ -309,6 +298,21 @@ class DocSight:
             self.settings.image,
             candidates=self.settings.image.candidates,
         )
+
+    def _searcher(self, doc_names: Sequence[str] | None) -> tuple[Any, list[str] | None]:
+        """The hybrid searcher over the configured channels, and the filter's document ids."""
+        from docsight.retrieval import create_retrievers
+        from docsight.retrieval.search import HybridSearcher
+
+        self._require_collection()
+        if {"dense", "tree", "graph"} & set(self.settings.retrieval.channels):
+            self._check_encoder()
+        doc_ids = None
+        if doc_names:
+            docs = self.documents()  # read once, however many names there are
+            doc_ids = [self.resolve(name, docs).id for name in doc_names]
+        retrievers = create_retrievers(self.settings.retrieval.channels, self.store, self.encoder)
+        return HybridSearcher(self.store, retrievers, self.settings.retrieval), doc_ids
 
     def analyze_image(self, image: str | Path | bytes) -> ImageAnalysis:
         """Route a query image to its types, parse it into typed text and caption it (cached in
@@ -325,6 +329,37 @@ class DocSight:
             analyzer = self._image_analyzer
         return analyzer.analyze(image)
 
+    def context(
+        self,
+        question: str,
+        *,
+        doc_names: Sequence[str] | None = None,
+        k: int | None = None,
+        image: ImageInput | None = None,
+    ) -> list[Source]:
+        """The numbered sources ``ask`` would answer from, without answering.
+
+        The hits are chosen by adaptive k (or the top ``k`` when given), then read out along
+        the content graph within ``answer.context_tokens``, in document order.
+        """
+        from docsight.agents.context import assemble
+        from docsight.retrieval.readout import ReadoutPlan
+
+        settings = self.settings.answer
+        if image is not None or k is not None or not settings.adaptive:
+            hits = self.search(question, k=k or settings.top_k, doc_names=doc_names, image=image)
+        else:
+            searcher, doc_ids = self._searcher(doc_names)
+            hits = searcher.context(
+                question, doc_ids, k_min=settings.k_min, k_max=max(settings.k_min, settings.k_max)
+            )
+        plan = ReadoutPlan(
+            budget_tokens=settings.context_tokens,
+            page_hits=settings.page_hits,
+            neighbours=settings.neighbours,
+        )
+        return assemble(hits, self.store, plan)
+
     def ask(
         self,
         question: str,
@@ -338,7 +373,6 @@ class DocSight:
         With ``image``, retrieval fuses the image's text streams and the answerer sees what the
         image shows (typed text and caption) next to the question.
         """
-        from docsight.agents.context import assemble
         from docsight.agents.evidence import measure
 
         analysis = None
@@ -349,9 +383,7 @@ class DocSight:
 
             analysis = image if isinstance(image, ImageAnalysis) else self.analyze_image(image)
             asked = question_with_image(question, analysis, self.settings.image)
-        k = k or self.settings.answer.top_k
-        hits = self.search(question, k=k, doc_names=doc_names, image=analysis)
-        sources = assemble(hits, self.store)
+        sources = self.context(question, doc_names=doc_names, k=k, image=analysis)
         evidence = measure(asked, [s.text for s in sources], self.encoder())
         answer = self._answer(asked, sources, evidence)
         if analysis is not None:

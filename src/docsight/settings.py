@@ -234,6 +234,9 @@ class RetrievalSettings(BaseSettings):
     #: Documents a scoped channel (``page_ref``) searches when no document filter is given: the
     #: best-ranked documents of the other channels.
     scope_documents: int = Field(default=10, ge=1)
+    #: Across several documents, how much a document's own fused score (each channel ranking
+    #: documents by their best hit) adds to every result in it; 0 ranks results on their own.
+    document_prior: float = Field(default=0.0, ge=0.0, le=10.0)
     #: Candidates fetched per channel before fusion.
     candidates: int = Field(default=100, ge=1)
     #: Build an ANN vector index once a collection holds this many chunks (exact search below).
@@ -243,15 +246,28 @@ class RetrievalSettings(BaseSettings):
 class AnswerSettings(BaseSettings):
     model_config = _group("DOCSIGHT_ANSWER_")
 
-    #: Sources shown to the model (or mined by the extractive answerer).
+    #: Hits read when ``adaptive`` is off or ``ask`` is given ``k`` (the readout adds what
+    #: belongs with them).
     top_k: int = Field(default=6, ge=1, le=50)
+    #: Choose how many hits to read per question (ViDoRAG's adaptive k): per channel, the
+    #: results in the high component of a two-component Gaussian mixture of its scores,
+    #: clamped to ``[k_min, k_max]``, united across channels.
+    adaptive: bool = True
+    k_min: int = Field(default=3, ge=1, le=50)
+    k_max: int = Field(default=8, ge=1, le=100)
+    #: Budget of the readout (the sources' text), in tokens of about four characters.
+    context_tokens: int = Field(default=3000, ge=100, le=100_000)
+    #: Hits on one page that make the readout take the whole page.
+    page_hits: int = Field(default=2, ge=1, le=100)
+    #: Reading-order neighbours the readout adds on each side of a hit, budget permitting.
+    neighbours: int = Field(default=1, ge=0, le=10)
     #: Sentences in an extractive answer.
     max_sentences: int = Field(default=3, ge=1)
     #: Evidence below this is "not answerable": share of the question's content words found in
     #: the sources, combined with the best dense similarity (see ``agents.evidence``).
     min_evidence: float = Field(default=0.35, ge=0.0, le=1.0)
-    #: Characters of each source passed to the model.
-    max_source_chars: int = Field(default=1500, ge=100)
+    #: Characters of each source passed to the model (the readout's budget bounds the total).
+    max_source_chars: int = Field(default=6000, ge=100)
 
 
 Stream = Literal["A", "B", "C"]

@@ -22,6 +22,11 @@ class Source(Location):
     text: str
     #: Assets a vision model could look at: figure crops, page renders.
     image_ids: list[str] = Field(default_factory=list)
+    #: Why it was read: ``hit`` (retrieved), or an expansion of a hit along the content graph:
+    #: ``artifact`` (the table or figure a caption names, the text introducing a table),
+    #: ``reference`` (what the hit refers to), ``continuation`` (across a page break), ``page``
+    #: (the rest of a page several hits fell on), ``neighbour`` (reading order).
+    via: str = "hit"
 
     @classmethod
     def from_hit(cls, n: int, hit: Hit) -> Source:

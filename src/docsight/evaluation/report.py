@@ -22,6 +22,8 @@ HEADLINE = (
     "mmlongbench_acc",
     "token_f1",
     "answer_in_context@5",
+    "answer_in_sources",
+    "source_chars",
     "abstention_f1",
     "judge_correct",
     "fact_f1",

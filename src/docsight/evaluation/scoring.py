@@ -91,6 +91,9 @@ def score_answer(
         metrics["token_recall"] = round(float(token_recall(text, q.answer)), 4)
         top5 = "\n".join(s.text for s in answer.sources if s.rank <= 5)
         metrics["answer_in_context@5"] = float(answer_in_context(q.answer, top5))
+        every = "\n".join(s.text for s in answer.sources)
+        metrics["answer_in_sources"] = float(answer_in_context(q.answer, every))
+        metrics["source_chars"] = float(len(every))
     if judge is not None and q.answerable and not abstained:
         judged = judge.score(q.question, q.answer, text)
         if judged is None:

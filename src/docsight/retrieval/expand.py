@@ -125,7 +125,7 @@ _RATIO = re.compile(
 def _matcher() -> re.Pattern[str]:
     names = sorted(METRICS, key=len, reverse=True)
     alternatives = "|".join(re.escape(n).replace(r"\ ", r"[\s_-]+") for n in names)
-    return re.compile(rf"(?<![\w&])(?:{alternatives})(?![\w&])", re.IGNORECASE)
+    return re.compile(rf"(?<![\w&-])(?:{alternatives})(?![\w&]|-\w)", re.IGNORECASE)
 
 
 def _line_item(words: str) -> str | None:

@@ -18,10 +18,12 @@ from typing import Literal
 from docsight.index.base import ChannelHit, Store
 from docsight.retrieval.pages import page_references, resolve
 
-_NUMBER = r"([0-9]+(?:\.[0-9]+)*[a-z]?|[IVXLC]+\b|[A-Z]\b)"
+# Arabic numbers may follow the word directly ("Fig.3"); roman numerals and letters need a
+# space and a capital ("Appendix E", "Part II"), so "sections discuss" names nothing.
+_NUMBER = r"(?:\s*(?P<num>[0-9]+(?:\.[0-9]+)*[a-z]?)\b|\s+(?P<name>(?-i:[IVXLC]+|[A-Z]))\b)"
 _NAMED = re.compile(
     rf"\b(?P<kind>tables?|tab\.|figures?|figs?\.|charts?|exhibits?|sections?|sect?\.|§"
-    rf"|appendix|appendices|annex|chapters?|part|schedule)\s*{_NUMBER}",
+    rf"|appendix|appendices|annex|chapters?|part|schedule){_NUMBER}",
     re.IGNORECASE,
 )
 _ORDINALS = {
@@ -53,7 +55,7 @@ def named_references(question: str) -> list[NamedRef]:
     found: list[tuple[int, NamedRef]] = []
     for m in _NAMED.finditer(question):
         word = m.group("kind").lower()
-        number = m.group(2).lower().rstrip(".")
+        number = (m.group("num") or m.group("name")).lower().rstrip(".")
         if word.startswith("tab"):
             key = f"table {number}"
         elif word.startswith(_FIGURE_WORDS):

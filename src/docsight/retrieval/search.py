@@ -10,11 +10,13 @@ chunk channels agree on wins even if no single chunk is top.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from docsight.document.chunk import Chunk
 from docsight.errors import ConfigurationError
 from docsight.index.base import ChannelHit, Store
+from docsight.retrieval.adaptive import adaptive_k
 from docsight.retrieval.channels import Retriever
 from docsight.retrieval.expand import expand
 from docsight.retrieval.fusion import reciprocal_rank_fusion, rrf_scores
@@ -25,6 +27,23 @@ Unit = Literal["chunk", "page"]
 PageKey = tuple[str, int]
 #: Pages of each page-level channel whose chunks join the candidates of a chunk search.
 _PAGES_EXPANDED = 10
+
+
+@dataclass
+class _Fused:
+    """One fusion of every channel's candidates for a query."""
+
+    per_channel: dict[str, list[ChannelHit]]
+    page_rankings: dict[str, list[PageKey]]
+    page_of: dict[str, PageKey]
+    #: Chunk id → fused score (its channels' votes plus its page's page-channel votes).
+    combined: dict[str, float]
+    #: Chunk ids, best first.
+    ranked: list[str]
+    #: Chunks fetched because a page channel ranked their page (not found by chunk channels).
+    extra: list[Chunk] = field(default_factory=list)
+    #: Document id → its share of the fused score (``document_prior``; empty within one).
+    doc_votes: dict[str, float] = field(default_factory=dict)
 
 
 class HybridSearcher:
@@ -66,17 +85,8 @@ class HybridSearcher:
 
     # --- search --------------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        k: int = 10,
-        doc_ids: Sequence[str] | None = None,
-        unit: Unit = "chunk",
-    ) -> list[Hit]:
-        if k < 1:
-            raise ValueError("k must be at least 1")
-        if unit not in ("chunk", "page"):
-            raise ValueError(f"unknown unit {unit!r}")
+    def _fuse(self, query: str, doc_ids: Sequence[str] | None, unit: Unit, k: int) -> _Fused:
+        """Run every channel and fuse: chunk scores get their page's page-channel votes."""
         per_channel = self.candidates(query, doc_ids, max(self.settings.candidates, k))
         levels = self._levels()
         chunk_channels = {n: h for n, h in per_channel.items() if levels[n] == "chunk"}
@@ -106,21 +116,60 @@ class HybridSearcher:
         page_votes = rrf_scores(
             {n: page_rankings[n] for n in page_channels}, k=rrf_k, weights=weights
         )
+        doc_votes = self._document_votes(per_channel)
         combined = {
-            cid: chunk_scores.get(cid, 0.0) + page_votes.get(page, 0.0)
+            cid: chunk_scores.get(cid, 0.0)
+            + page_votes.get(page, 0.0)
+            + doc_votes.get(page[0], 0.0)
             for cid, page in page_of.items()
         }
         order = {cid: i for i, cid in enumerate(page_of)}
-        ranked_chunks = sorted(combined, key=lambda c: (-combined[c], order[c]))
+        ranked = sorted(combined, key=lambda c: (-combined[c], order[c]))
+        return _Fused(per_channel, page_rankings, page_of, combined, ranked, extra, doc_votes)
 
+    def _document_votes(self, per_channel: dict[str, list[ChannelHit]]) -> dict[str, float]:
+        """Top-down evidence across a corpus: each channel ranks documents by their first hit,
+        and a document's fused score, times ``document_prior``, lifts all of its results."""
+        prior = self.settings.document_prior
+        if prior <= 0:
+            return {}
+        rankings = {
+            name: list(dict.fromkeys(h.doc_id for h in hits)) for name, hits in per_channel.items()
+        }
+        if len({d for docs in rankings.values() for d in docs}) < 2:
+            return {}
+        scores = rrf_scores(rankings, k=self.settings.rrf_k, weights=self.settings.weights or None)
+        return {doc: prior * score for doc, score in scores.items()}
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        doc_ids: Sequence[str] | None = None,
+        unit: Unit = "chunk",
+    ) -> list[Hit]:
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        if unit not in ("chunk", "page"):
+            raise ValueError(f"unknown unit {unit!r}")
+        fused = self._fuse(query, doc_ids, unit, k)
         if unit == "chunk":
-            chosen = [(cid, combined[cid]) for cid in ranked_chunks[:k]]
-            return self._hits(chosen, {}, per_channel, unit, page_of, {c.id: c for c in extra})
+            chosen = [(cid, fused.combined[cid]) for cid in fused.ranked[:k]]
+            return self._hits(chosen, {}, fused, unit, {c.id: c for c in fused.extra})
 
-        page_fused = reciprocal_rank_fusion(page_rankings, k=rrf_k, weights=weights)[:k]
+        weights = self.settings.weights or None
+        page_fused = reciprocal_rank_fusion(
+            fused.page_rankings, k=self.settings.rrf_k, weights=weights
+        )
+        if fused.doc_votes:
+            page_fused = sorted(
+                ((key, s + fused.doc_votes.get(key[0], 0.0)) for key, s in page_fused),
+                key=lambda kv: -kv[1],
+            )
+        page_fused = page_fused[:k]
         best: dict[PageKey, str] = {}
-        for cid in ranked_chunks:
-            best.setdefault(page_of[cid], cid)
+        for cid in fused.ranked:
+            best.setdefault(fused.page_of[cid], cid)
         # Pages found only by page channels are read out by their first chunk, if they have one.
         missing = [key for key, _ in page_fused if key not in best]
         known: dict[str, Chunk] = {}
@@ -129,15 +178,48 @@ class HybridSearcher:
             if key not in best:
                 best[key] = chunk.id
                 known[chunk.id] = chunk
-                page_of[chunk.id] = key
+                fused.page_of[chunk.id] = key
         chosen_pages = [(best.get(key), score, key) for key, score in page_fused]
         return self._hits(
             [(cid, score) for cid, score, _ in chosen_pages],
             {i: key for i, (_, _, key) in enumerate(chosen_pages)},
-            per_channel,
+            fused,
             unit,
-            page_of,
             known,
+        )
+
+    def context(
+        self,
+        query: str,
+        doc_ids: Sequence[str] | None = None,
+        *,
+        k_min: int = 3,
+        k_max: int = 10,
+    ) -> list[Hit]:
+        """The chunks worth reading for ``query``: per channel, the results in the high
+        component of a two-component Gaussian mixture of its scores (adaptive k, clamped to
+        ``[k_min, k_max]``); their union, best fused score first. A page channel's pages are
+        represented by their best chunk."""
+        fused = self._fuse(query, doc_ids, "chunk", k_max)
+        best_on_page: dict[PageKey, str] = {}
+        for cid in fused.ranked:
+            best_on_page.setdefault(fused.page_of[cid], cid)
+        selected: dict[str, None] = {}
+        for hits in fused.per_channel.values():
+            if not hits:
+                continue
+            keep = adaptive_k([h.score for h in hits], min(k_min, len(hits)), k_max)
+            for h in hits[:keep]:
+                cid = h.chunk_id or best_on_page.get((h.doc_id, h.page))
+                if cid is not None and cid in fused.combined:
+                    selected.setdefault(cid, None)
+        chosen = sorted(selected, key=lambda c: -fused.combined[c])
+        return self._hits(
+            [(cid, fused.combined[cid]) for cid in chosen],
+            {},
+            fused,
+            "chunk",
+            {c.id: c for c in fused.extra},
         )
 
     def _chunks_of_top_pages(
@@ -161,11 +243,11 @@ class HybridSearcher:
         self,
         chosen: Sequence[tuple[str | None, float]],
         pages_without_chunks: dict[int, PageKey],
-        per_channel: dict[str, list[ChannelHit]],
+        fused: _Fused,
         unit: Unit,
-        page_of: dict[str, PageKey],
         known: dict[str, Chunk],
     ) -> list[Hit]:
+        per_channel, page_of = fused.per_channel, fused.page_of
         needed = [cid for cid, _ in chosen if cid is not None and cid not in known]
         chunks = {**known, **{c.id: c for c in self.store.get_chunks(needed)}}
         chunk_rank: dict[str, dict[str, tuple[int, float]]] = {}

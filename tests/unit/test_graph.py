@@ -1,0 +1,282 @@
+"""The content graph without a store: nodes, edges, the reference index, summaries, evolution."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from docsight.document.artifacts import placeholder
+from docsight.document.chunk import Chunk
+from docsight.document.model import (
+    Document,
+    Edge,
+    Element,
+    ElementKind,
+    Page,
+    Section,
+)
+from docsight.document.model import EdgeKind as MapEdge
+from docsight.graph import make_graph
+from docsight.graph.build import build_graph
+from docsight.graph.evolve import evolve_lite, evolve_model
+from docsight.graph.model import EdgeKind, NodeKind
+from docsight.graph.summarize import KeywordModel, NodeSummary, SummaryRequest, first_sentence
+from docsight.settings import GraphSettings
+
+DOC = "d" * 32
+
+
+def _element(i: int, kind: ElementKind, text: str, page: int, section: str | None) -> Element:
+    return Element(
+        id=f"{i:032x}",
+        kind=kind,
+        text=text,
+        markdown=text if kind == ElementKind.TABLE else None,
+        page=page,
+        order=i,
+        section_id=section,
+    )
+
+
+def _chunk(order: int, elements: list[Element], body: str, kind: str = "text") -> Chunk:
+    page = elements[0].page
+    return Chunk(
+        id=f"c{order:031x}",
+        doc_id=DOC,
+        doc_name="manual.pdf",
+        text=body,
+        body=body,
+        kind=kind,
+        element_ids=[e.id for e in elements],
+        pages=sorted({e.page for e in elements}),
+        page=page,
+        order=order,
+    )
+
+
+@pytest.fixture
+def document() -> tuple[Document, list[Chunk]]:
+    s1 = Section(id="s1", title="1 Operating limits", level=1, page=0, order=0)
+    s2 = Section(id="s2", title="Appendix B Specifications", level=1, page=2, order=1)
+    e = [
+        _element(0, ElementKind.HEADING, "1 Operating limits", 0, "s1"),
+        _element(
+            1,
+            ElementKind.PARAGRAPH,
+            "The K-40 pump must never exceed its rated pressure. The limits are in Table 2.",
+            0,
+            "s1",
+        ),
+        _element(2, ElementKind.PARAGRAPH, "Check the gauge before every start and", 0, "s1"),
+        _element(3, ElementKind.PARAGRAPH, "stop the pump when the needle passes it.", 1, "s1"),
+        _element(4, ElementKind.HEADING, "Appendix B Specifications", 2, "s2"),
+        _element(5, ElementKind.CAPTION, "Table 2: Rated pressure by model", 2, "s2"),
+        _element(6, ElementKind.TABLE, "| Model | Rated pressure |\n| K-40 | 380 kPa |", 2, "s2"),
+        _element(7, ElementKind.FIGURE, "pressure curve", 2, "s2"),
+    ]
+    edges = [
+        Edge(kind=MapEdge.CAPTION_OF, source=e[5].id, target=e[6].id, text=e[5].text),
+        Edge(kind=MapEdge.REFERS_TO, source=e[1].id, target=e[6].id, text="Table 2"),
+    ]
+    doc = Document(
+        id=DOC,
+        name="manual.pdf",
+        source="/tmp/manual.pdf",
+        media_type="application/pdf",
+        sha256="0" * 64,
+        parser="test",
+        pages=[Page(index=i) for i in range(3)],
+        sections=[s1, s2],
+        elements=e,
+        edges=edges,
+    )
+    chunks = [
+        _chunk(0, [e[0], e[1], e[2]], f"{e[1].text}\n{e[2].text}"),
+        _chunk(1, [e[3]], e[3].text),
+        _chunk(2, [e[4], e[5], e[6]], f"{e[5].text}\n{e[6].text}", kind="table"),
+        _chunk(3, [e[7]], "Figure: pressure curve of the K-40 at full load.", kind="figure"),
+    ]
+    return doc, chunks
+
+
+def _vectors(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    v = rng.normal(size=(n, 16)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_nodes_form_a_summary_tree_over_the_chunks(document: tuple[Document, list[Chunk]]) -> None:
+    doc, chunks = document
+    graph = build_graph(doc, chunks, _vectors(len(chunks))).graph
+    kinds = [n.kind for n in graph.nodes]
+    assert kinds.count(NodeKind.CHUNK) == 4
+    assert kinds.count(NodeKind.SECTION) == 2 and kinds.count(NodeKind.PAGE) == 3
+    assert kinds.count(NodeKind.DOCUMENT) == 1
+    index = graph.node_index()
+    table = index[chunks[2].id]
+    section = index[table.parent or ""]
+    assert section.kind == NodeKind.SECTION and section.title == "Appendix B Specifications"
+    assert index[section.parent or ""].kind == NodeKind.DOCUMENT
+    # Summaries: the first real sentence of text, caption and header row of a table.
+    assert index[chunks[0].id].summary.startswith("The K-40 pump must never exceed")
+    assert "Columns: Model, Rated pressure" in table.summary
+    assert all(n.summary_by == "extractive" for n in graph.nodes)
+    assert index[chunks[0].id].keywords  # distinctive words of the chunk
+
+
+def test_edges_link_captions_references_continuations_and_reading_order(
+    document: tuple[Document, list[Chunk]],
+) -> None:
+    doc, chunks = document
+    graph = build_graph(doc, chunks, _vectors(len(chunks)), window=1).graph
+    edges = {(str(e.kind), e.source, e.target) for e in graph.edges}
+    assert ("refers_to", chunks[0].id, chunks[2].id) in edges
+    # "Check the gauge before every start and" / "stop the pump ..." runs over the page break.
+    assert ("continues", chunks[0].id, chunks[1].id) in edges
+    assert ("next", chunks[0].id, chunks[1].id) in edges
+    assert ("next", chunks[0].id, chunks[2].id) not in edges  # window 1
+    section_nodes = {n.id for n in graph.nodes if n.kind == NodeKind.SECTION}
+    contained = {
+        e.target for e in graph.edges if e.kind == "contains" and e.source in section_nodes
+    }
+    assert {c.id for c in chunks} <= contained
+
+
+def test_placeholders_link_text_to_its_table() -> None:
+    table = _element(1, ElementKind.TABLE, "| a | b |", 0, None)
+    text = _element(0, ElementKind.PARAGRAPH, "See below.", 0, None)
+    doc = Document(
+        id=DOC,
+        name="x.pdf",
+        source="x",
+        media_type="application/pdf",
+        sha256="0" * 64,
+        parser="test",
+        pages=[Page(index=0)],
+        elements=[text, table],
+    )
+    chunks = [
+        _chunk(0, [text, table], f"See below.\n{placeholder(table, None)}"),
+        _chunk(1, [table], "| a | b |", kind="table"),
+    ]
+    graph = build_graph(doc, chunks, _vectors(2)).graph
+    assert any(
+        e.kind == EdgeKind.ARTIFACT and (e.source, e.target) == (chunks[0].id, chunks[1].id)
+        for e in graph.edges
+    )
+
+
+def test_reference_index_names_tables_appendices_and_artifacts(
+    document: tuple[Document, list[Chunk]],
+) -> None:
+    doc, chunks = document
+    graph = build_graph(doc, chunks, _vectors(len(chunks))).graph
+    assert [r.node for r in graph.references["table 2"]] == [chunks[2].id]
+    assert graph.references["table 2"][0].page == 2
+    assert graph.references["appendix b"][0].page == 2
+    assert graph.references["section 1"][0].page == 0
+    assert [r.node for r in graph.artifacts["table"]] == [chunks[2].id]
+    assert [r.node for r in graph.artifacts["figure"]] == [chunks[3].id]
+
+
+def test_structure_vectors_are_the_mean_of_their_chunks(
+    document: tuple[Document, list[Chunk]],
+) -> None:
+    doc, chunks = document
+    vectors = _vectors(len(chunks))
+    bundle = build_graph(doc, chunks, vectors)
+    page0 = next(n for n in bundle.graph.nodes if n.kind == NodeKind.PAGE and n.page == 0)
+    expected = vectors[0] / np.linalg.norm(vectors[0])
+    np.testing.assert_allclose(bundle.vectors[page0.id], expected, atol=1e-6)
+    doc_node = next(n for n in bundle.graph.nodes if n.kind == NodeKind.DOCUMENT)
+    mean = vectors.mean(0)
+    np.testing.assert_allclose(bundle.vectors[doc_node.id], mean / np.linalg.norm(mean), atol=1e-6)
+    assert "Appendix B Specifications" in bundle.texts[doc_node.id]
+
+
+def test_lite_evolution_pulls_neighbours_together_and_adds_similar_edges(
+    document: tuple[Document, list[Chunk]],
+) -> None:
+    doc, chunks = document
+    vectors = _vectors(len(chunks), seed=3)
+    graph = build_graph(doc, chunks, vectors, window=1).graph
+    ids = [c.id for c in chunks]
+    evolved_graph, evolved = evolve_lite(graph, ids, vectors, rounds=2, neighbours=2, alpha=1.0)
+    before = float(vectors[0] @ vectors[2])
+    after = float(evolved[0] @ evolved[2])
+    assert after > before  # linked by a reference: closer after evolution
+    np.testing.assert_allclose(np.linalg.norm(evolved, axis=1), 1.0, atol=1e-5)
+    assert evolved_graph.evolution == "lite" and evolved_graph.rounds == 2
+    none = evolve_lite(graph, ids, vectors, rounds=0)[1]
+    np.testing.assert_array_equal(none, vectors)
+
+
+def test_similar_edges_need_the_threshold(document: tuple[Document, list[Chunk]]) -> None:
+    doc, chunks = document
+    vectors = _vectors(len(chunks), seed=5)
+    graph = build_graph(doc, chunks, vectors, window=0).graph
+    ids = [c.id for c in chunks]
+    strict, _ = evolve_lite(graph, ids, vectors, rounds=1, min_similarity=1.01)
+    loose, _ = evolve_lite(graph, ids, vectors, rounds=1, min_similarity=-1.0)
+    assert not [e for e in strict.edges if e.kind == EdgeKind.SIMILAR]
+    assert [e for e in loose.edges if e.kind == EdgeKind.SIMILAR]
+
+
+class _Scripted:
+    """A summarizer that records its requests and answers from a function."""
+
+    name = "scripted-model"
+
+    def __init__(self) -> None:
+        self.requests: list[SummaryRequest] = []
+
+    def summarize(self, requests: list[SummaryRequest]) -> list[NodeSummary | None]:
+        self.requests.extend(requests)
+        return [
+            None
+            if r.kind == "page"
+            else NodeSummary(summary=f"about {r.title or r.kind}", keywords=["k"])
+            for r in requests
+        ]
+
+
+def test_model_summaries_replace_extractive_ones_where_the_model_answered(
+    document: tuple[Document, list[Chunk]],
+) -> None:
+    doc, chunks = document
+    scripted = _Scripted()
+    graph = build_graph(doc, chunks, _vectors(len(chunks)), summarizer=scripted).graph
+    index = graph.node_index()
+    table = index[chunks[2].id]
+    assert table.summary_by == "scripted-model" and table.keywords == ["k"]
+    assert index[chunks[0].id].summary_by == "extractive"  # running text stays extractive
+    pages = [n for n in graph.nodes if n.kind == NodeKind.PAGE]
+    assert all(p.summary_by == "extractive" for p in pages)  # the model returned None
+    evolved = evolve_model(graph, scripted, rounds=2)
+    assert evolved.evolution == "model" and evolved.rounds == 2
+    section = next(n for n in evolved.nodes if n.kind == NodeKind.SECTION)
+    assert section.summary_by == "scripted-model"
+    # Evolution requests carry the neighbours' summaries.
+    assert any("Related parts:" in r.content for r in scripted.requests)
+
+
+def test_make_graph_follows_the_settings(document: tuple[Document, list[Chunk]]) -> None:
+    doc, chunks = document
+    vectors = _vectors(len(chunks))
+    lite = make_graph(doc, chunks, vectors, GraphSettings(evolution="lite", rounds=2))
+    assert lite.graph.evolution == "lite"
+    assert not np.allclose(lite.vectors[chunks[0].id], vectors[0])
+    none = make_graph(doc, chunks, vectors, GraphSettings(evolution="none"))
+    np.testing.assert_allclose(none.vectors[chunks[0].id], vectors[0])
+    # Without a chat model "auto" stays offline.
+    auto = make_graph(doc, chunks, vectors, GraphSettings())
+    assert auto.graph.evolution == "lite"
+    assert all(n.summary_by == "extractive" for n in auto.graph.nodes)
+
+
+def test_keywords_prefer_distinctive_words() -> None:
+    model = KeywordModel(["the pump and the seal", "the pump and the filter", "the pump"])
+    assert model.keywords("pump seal seal", k=1) == ["seal"]
+    assert first_sentence("# Heading\nShort. This sentence has enough words in it.") == (
+        "This sentence has enough words in it."
+    )

@@ -237,6 +237,15 @@ class RetrievalSettings(BaseSettings):
     #: Across several documents, how much a document's own fused score (each channel ranking
     #: documents by their best hit) adds to every result in it; 0 ranks results on their own.
     document_prior: float = Field(default=0.0, ge=0.0, le=10.0)
+    #: Second stage over the fused list: ``none``, ``features`` (offline, a linear model over
+    #: per-page evidence fitted on the shared dev data) or ``llm`` (the configured chat model
+    #: orders the candidates listwise; the fused order when no model is configured or it fails).
+    rerank: Literal["none", "features", "llm"] = "none"
+    #: Candidates the reranker sees, and how many of its order come first (MM-BizRAG: 30 → 20).
+    rerank_candidates: int = Field(default=30, ge=2, le=200)
+    rerank_keep: int = Field(default=20, ge=1, le=200)
+    #: Seconds the ``llm`` reranker may take before the fused order is used instead.
+    rerank_timeout: float = Field(default=20.0, gt=0)
     #: Candidates fetched per channel before fusion.
     candidates: int = Field(default=100, ge=1)
     #: Build an ANN vector index once a collection holds this many chunks (exact search below).

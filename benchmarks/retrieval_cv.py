@@ -79,10 +79,13 @@ GRIDS: dict[str, dict[str, dict[str, Any]]] = {
         "bm25 x1.5": _channels(NEW, bm25=1.5),
     },
     "weights": {
-        f"bm25 x{b} page_bm25 x{p} dense x{d}": _channels(NEW, bm25=b, page_bm25=p, dense=d)
+        f"bm25 x{b} page_bm25 x{p} dense x{d} tree x{t}": _channels(
+            [*NEW, "tree"] if t else NEW, bm25=b, page_bm25=p, dense=d, tree=t
+        )
         for b in (1.0, 1.5, 2.0)
         for p in (0.5, 1.0)
         for d in (0.75, 1.0)
+        for t in (0.0, 0.5)
     },
     "readout": {
         **{

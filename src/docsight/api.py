@@ -311,8 +311,13 @@ class DocSight:
         if doc_names:
             docs = self.documents()  # read once, however many names there are
             doc_ids = [self.resolve(name, docs).id for name in doc_names]
-        retrievers = create_retrievers(self.settings.retrieval.channels, self.store, self.encoder)
-        return HybridSearcher(self.store, retrievers, self.settings.retrieval), doc_ids
+        from docsight.retrieval.rerank import create_reranker
+
+        settings = self.settings.retrieval
+        retrievers = create_retrievers(settings.channels, self.store, self.encoder)
+        chat = self.chat_model() if settings.rerank == "llm" else None
+        reranker = create_reranker(settings, self.store, chat)
+        return HybridSearcher(self.store, retrievers, settings, reranker), doc_ids
 
     def analyze_image(self, image: str | Path | bytes) -> ImageAnalysis:
         """Route a query image to its types, parse it into typed text and caption it (cached in
@@ -374,6 +379,7 @@ class DocSight:
         image shows (typed text and caption) next to the question.
         """
         from docsight.agents.evidence import measure
+        from docsight.llm.deadline import time_budget
 
         analysis = None
         asked = question
@@ -383,9 +389,11 @@ class DocSight:
 
             analysis = image if isinstance(image, ImageAnalysis) else self.analyze_image(image)
             asked = question_with_image(question, analysis, self.settings.image)
-        sources = self.context(question, doc_names=doc_names, k=k, image=analysis)
-        evidence = measure(asked, [s.text for s in sources], self.encoder())
-        answer = self._answer(asked, sources, evidence)
+        # One budget for every model call of this answer (reranking included), whatever retries.
+        with time_budget(self.settings.llm.budget):
+            sources = self.context(question, doc_names=doc_names, k=k, image=analysis)
+            evidence = measure(asked, [s.text for s in sources], self.encoder())
+            answer = self._answer(asked, sources, evidence)
         if analysis is not None:
             answer.question = question
             answer.warnings.extend(analysis.warnings)

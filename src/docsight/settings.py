@@ -41,8 +41,14 @@ class LLMSettings(BaseSettings):
     api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("DOCSIGHT_LLM_API_KEY", "OPENAI_API_KEY")
     )
-    timeout: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=3, ge=0, le=10)
+    #: Wall-clock seconds one request may take, from connecting to the last byte of the answer
+    #: (an endpoint that trickles bytes is cut off too, not only one that stalls).
+    timeout: float = Field(default=20.0, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    #: Wall-clock seconds one model call may take across its retries, backoff and JSON repair;
+    #: ``ask`` spends one budget on all its model calls. The defaults give a first extractive
+    #: fallback within about 30 s when the endpoint never answers.
+    budget: float = Field(default=30.0, gt=0)
     #: Upper bound of the exponential backoff between retries, in seconds.
     max_backoff: float = Field(default=20.0, gt=0)
     max_concurrency: int = Field(default=4, ge=1)
@@ -225,8 +231,12 @@ class RetrievalSettings(BaseSettings):
     channels: list[str] = Field(default_factory=lambda: ["bm25", "dense", "page_bm25", "locate"])
     rrf_k: int = Field(default=60, ge=1)
     #: Per-channel weights of reciprocal rank fusion (1 when absent). A page the question names
-    #: explicitly is strong evidence, hence the default weight of the locator.
-    weights: dict[str, float] = Field(default_factory=lambda: {"locate": 3.0, "page_ref": 3.0})
+    #: explicitly is strong evidence, hence the weight of the locator; BM25's 1.5 was chosen by
+    #: leave-documents-out cross-validation on the shared dev data
+    #: (``benchmarks/results/retrieval_cv.md``).
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {"locate": 3.0, "page_ref": 3.0, "bm25": 1.5}
+    )
     #: Add the line items and statements a financial metric is computed from ("inventory
     #: turnover" → cost of sales, inventories, balance sheets) to the question
     #: (``retrieval.expand``).
@@ -266,8 +276,9 @@ class AnswerSettings(BaseSettings):
     k_max: int = Field(default=8, ge=1, le=100)
     #: Budget of the readout (the sources' text), in tokens of about four characters.
     context_tokens: int = Field(default=3000, ge=100, le=100_000)
-    #: Hits on one page that make the readout take the whole page.
-    page_hits: int = Field(default=2, ge=1, le=100)
+    #: Hits on one page that make the readout take the whole page (1: every hit's page is read
+    #: whole, chosen by cross-validation of what reaches the answerer).
+    page_hits: int = Field(default=1, ge=1, le=100)
     #: Reading-order neighbours the readout adds on each side of a hit, budget permitting.
     neighbours: int = Field(default=1, ge=0, le=10)
     #: Sentences in an extractive answer.

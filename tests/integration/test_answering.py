@@ -111,8 +111,11 @@ def test_every_model_fault_degrades_to_a_cited_extractive_answer(
 
 @pytest.mark.llm
 def test_ask_through_real_local_model(text_collection: Path, local_llm) -> None:  # type: ignore[no-untyped-def]
-    settings = Settings(llm=local_llm.llm_settings(max_tokens=96, cache=False))
-    answer = DocSight(text_collection, settings=settings).ask("How long does the warranty last?")
+    # Generous deadlines: this tests the real model path, not the defaults, on shared cores.
+    llm = local_llm.llm_settings(max_tokens=96, cache=False, timeout=120, budget=240)
+    answer = DocSight(text_collection, settings=Settings(llm=llm)).ask(
+        "How long does the warranty last?"
+    )
     assert answer.mode == "llm"
     assert answer.model
     assert answer.answer.strip()

@@ -46,6 +46,8 @@ class Client:
         self.sleeps: list[float] = []
         fields.setdefault("max_retries", 3)
         fields.setdefault("timeout", 5.0)
+        # Sleeps are recorded, not slept, so a budget would never run out here (see below).
+        fields.setdefault("budget", 300.0)
         self.llm = OpenAIChatClient(
             llm_settings(fake.base_url, **fields),
             cache_path,
@@ -92,6 +94,16 @@ def test_retry_after_is_honoured_and_capped(fake_llm: FakeLLM) -> None:
     c = Client(fake_llm, max_backoff=30.0)
     assert c.llm.chat(QUESTION).text == "fine"
     assert c.sleeps == [7.0, 30.0]
+
+
+def test_no_retry_that_would_outlast_the_budget(fake_llm: FakeLLM) -> None:
+    """Waiting 30 s for a retry inside a 10 s budget only ends in a timeout: the endpoint's own
+    error is reported at once instead."""
+    fake_llm.script(rate_limited(retry_after=30), ok("too late"))
+    c = Client(fake_llm, max_backoff=60.0, budget=10.0)
+    with pytest.raises(LLMRateLimitError):
+        c.llm.chat(QUESTION)
+    assert c.sleeps == [] and len(fake_llm.chat_requests) == 1
 
 
 @pytest.mark.parametrize(

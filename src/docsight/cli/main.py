@@ -216,17 +216,26 @@ def docs(as_json: JsonOption = False) -> None:
 @app.command("map")
 def map_(
     doc: Annotated[str, typer.Argument(help="Document name or id.")],
+    pages: Annotated[
+        bool, typer.Option("--pages", help="Also print every page's summary and keywords.")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Show a document's map: sections, pages, tables and figures, references."""
+    """Show a document's map: sections with their summaries, tables and figures, references,
+    and the content graph's links (captions, references, continuations across pages)."""
     from docsight.document.map import document_map
+    from docsight.graph.view import graph_map
 
     with _errors(as_json):
-        data = document_map(_docsight().document(doc))
+        ds = _docsight()
+        document = ds.document(doc)
+        data = document_map(document)
+        graph = ds.store.get_graph(document.id)
+        data["graph"] = graph_map(graph, document) if graph is not None else None
     if as_json:
         render.print_json(console, data)
     else:
-        render.document_map(console, data)
+        render.document_map(console, data, pages=pages)
 
 
 @app.command("rm")

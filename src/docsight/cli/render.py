@@ -186,7 +186,7 @@ def stats(console: Console, s: CollectionStats, extra: dict[str, str]) -> None:
     console.print(table)
 
 
-def document_map(console: Console, data: dict[str, Any]) -> None:
+def document_map(console: Console, data: dict[str, Any], *, pages: bool = False) -> None:
     title = safe(data["title"] or data["name"])
     root = Tree(
         f"[bold]{title}[/bold] [dim]({safe(data['name'])}, {data['pages']} pages, "
@@ -205,12 +205,18 @@ def document_map(console: Console, data: dict[str, Any]) -> None:
         )
         return f"[dim]{span}{' · ' if span and counts else ''}{counts}[/dim]"
 
+    graph = data.get("graph") or {}
+    summaries = graph.get("sections", {})
+
     def add(branch: Tree, node: dict[str, Any]) -> None:
         label = (
             f"{safe(node['title'])} {describe(node)}"
             if node["title"]
             else (f"[italic]before the first heading[/italic] {describe(node)}")
         )
+        summary = summaries.get(node["id"] or "", {}).get("summary")
+        if summary:
+            label += f"\n[dim italic]{safe(summary)}[/dim italic]"
         child = branch.add(label)
         for artifact in node["artifacts"]:
             caption = safe(artifact["caption"] or "no caption")
@@ -231,6 +237,8 @@ def document_map(console: Console, data: dict[str, Any]) -> None:
         console.print(f'  p. {ref["from_page"] + 1}: "{safe(ref["text"])}" → {safe(ref["to"])}')
     if len(refs) > 20:
         console.print(f"  [dim]… {len(refs) - 20} more (--json lists all)[/dim]")
+    if graph:
+        _graph(console, graph, pages)
     hidden = data.get("hidden", [])
     if hidden:
         console.print(
@@ -300,3 +308,39 @@ def check_report(console: Console, report: Any) -> None:
             + (f" and {warned}" if warnings else "")
             + "; `docsight check --repair` removes what interrupted writes left"
         )
+
+
+def _graph(console: Console, graph: dict[str, Any], pages: bool) -> None:
+    nodes = ", ".join(f"{n} {kind}" for kind, n in sorted(graph["nodes"].items()))
+    edges = ", ".join(f"{n} {kind}" for kind, n in sorted(graph["edges"].items()))
+    evolution = graph["evolution"] + (f", {graph['rounds']} rounds" if graph["rounds"] else "")
+    console.print(f"[bold]Content graph[/bold] [dim](evolution {evolution})[/dim]")
+    console.print(f"  nodes: {nodes}")
+    console.print(f"  edges: {edges}")
+    document = graph.get("document")
+    if document and document["summary"]:
+        console.print(f"  [dim]document:[/dim] {safe(document['summary'])}")
+        if document["keywords"]:
+            console.print(f"  [dim]keywords:[/dim] {safe(', '.join(document['keywords']))}")
+    # Links across pages are the ones a reader cannot see from one page.
+    links = [
+        link
+        for link in graph["links"]
+        if link["kind"] != "similar" or link["from_page"] != link["to_page"]
+    ]
+    shown = [link for link in links if link["kind"] != "similar"][:20]
+    for link in shown:
+        words = f' "{safe(link["text"])}"' if link["text"] else ""
+        console.print(
+            f"  [cyan]{link['kind']}[/cyan]{words}: {safe(link['from'])} [dim]→[/dim] "
+            f"{safe(link['to'])}"
+        )
+    more = len(links) - len(shown)
+    if more > 0:
+        console.print(f"  [dim]… {more} more links (--json lists all)[/dim]")
+    if pages:
+        for page in graph["pages"]:
+            keywords = ", ".join(page["keywords"][:6])
+            console.print(
+                f"  p. {page['page'] + 1}: {safe(page['summary'])} [dim]{safe(keywords)}[/dim]"
+            )

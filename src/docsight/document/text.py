@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -84,3 +86,60 @@ def split_long_text(text: str, max_words: int) -> list[str]:
     if current:
         pieces.append(" ".join(current))
     return pieces
+
+
+# --- terms: what lexical matching compares ----------------------------------------------------
+
+_TOKEN = re.compile(r"[^\W_]+(?:[.,'’][^\W_]+)*", re.UNICODE)
+
+# Function words and question scaffolding that say nothing about the topic.
+_STOPWORD_TEXT = """
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had
+has have having he her here hers herself him himself his how i if in into is it its itself just
+me more most my myself no nor not now of off on once only or other our ours ourselves out over
+own same she should so some such than that the their theirs them themselves then there these
+they this those through to too under until up very was we were what when where which while who
+whom why will with would you your yours yourself yourselves according among also amongst per via
+many much tell list give show find name describe explain mention mentioned provide provided
+answer question document documents report paper page pages section shown shows
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+@lru_cache(maxsize=1)
+def _stemmer():  # type: ignore[no-untyped-def]
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_stemmer().stemWord(word))
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens; numbers keep inner separators ("3.5", "1,200")."""
+    return [t.lower().replace("’", "'") for t in _TOKEN.findall(text)]
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed tokens without stopwords, in order, duplicates kept."""
+    out = []
+    for token in tokens(text):
+        token = token.removesuffix("'s")
+        if token in STOPWORDS or (len(token) < 2 and not token.isdigit()):
+            continue
+        out.append(_stem(token))
+    return out
+
+
+def idf_weights(term_sets: Sequence[set[str]], terms: Iterable[str]) -> dict[str, float]:
+    """Smoothed IDF of ``terms`` over a small collection of term sets."""
+    n = len(term_sets)
+    weights = {}
+    for term in set(terms):
+        df = sum(1 for s in term_sets if term in s)
+        weights[term] = math.log(1.0 + (n + 1) / (df + 0.5))
+    return weights

@@ -222,10 +222,11 @@ class _Builder:
             title = lines[0] if lines else ""
             text = "\n".join(strip_placeholders(c.body) for c in chunks)
             parts = [shorten("; ".join(dict.fromkeys(lines)), 40)] if lines else []
+            opening = first_sentence(text) if text.strip() else ""
             if page.description:
                 parts.append(shorten(page.description, 40))
-            elif text.strip():
-                parts.append(first_sentence(text))
+            elif opening and not any(opening.startswith(line) for line in lines):
+                parts.append(opening)
             node = self.page_node[page.index]
             self.nodes.append(
                 GraphNode(

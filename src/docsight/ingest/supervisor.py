@@ -400,7 +400,9 @@ class Supervisor:
 
     def _vision_budget(self) -> float:
         vlm = self.setup.settings.vlm
-        per_call = vlm.timeout * (vlm.max_retries + 1) + vlm.max_backoff * vlm.max_retries
+        per_call = min(
+            vlm.budget, vlm.timeout * (vlm.max_retries + 1) + vlm.max_backoff * vlm.max_retries
+        )
         rounds = math.ceil(max(1, vlm.max_calls_per_document) / vlm.max_concurrency)
         return per_call * rounds + self.limits.timeout_s
 

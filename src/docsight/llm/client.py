@@ -3,6 +3,11 @@
 Retries are ours, not the SDK's (it is created with ``max_retries=0``): the retry policy, backoff
 cap and error mapping must be the same whatever the SDK version, and tests must be able to replace
 the sleep. The SDK is imported on the first request so that ``import docsight`` stays light.
+
+Time is bounded twice (:mod:`docsight.llm.deadline`): each request, from connecting to the last
+byte of the body, by ``settings.timeout``; each call (``chat``, ``chat_json``), across its retries,
+backoff and JSON repair, by ``settings.budget``, or less when the caller set a tighter budget (an
+``ask`` spends one budget on all its model calls).
 """
 
 from __future__ import annotations
@@ -27,6 +32,13 @@ from docsight.errors import (
 )
 from docsight.llm.base import ChatResult, M, Message, complete_json, with_json_instruction
 from docsight.llm.cache import ResponseCache, cache_key
+from docsight.llm.deadline import (
+    call_deadline,
+    deadline_transport,
+    http_module,
+    request_deadline,
+    time_budget,
+)
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -147,7 +159,8 @@ class OpenAIChatClient:
         temperature: float | None = None,
         stop: list[str] | None = None,
     ) -> ChatResult:
-        key, result = self._complete(messages, max_tokens, temperature, stop, json_mode=False)
+        with time_budget(self.settings.budget):
+            key, result = self._complete(messages, max_tokens, temperature, stop, json_mode=False)
         if not result.cached:
             self._store(key, result)
         return result
@@ -162,9 +175,10 @@ class OpenAIChatClient:
             done.append((key, result))
             return result
 
-        value = complete_json(
-            call, with_json_instruction(messages, schema), schema, model=self.model
-        )
+        with time_budget(self.settings.budget):
+            value = complete_json(
+                call, with_json_instruction(messages, schema), schema, model=self.model
+            )
         # Cached only after validation succeeded: a reply that fails the repair would otherwise
         # be replayed from the cache forever.
         for key, result in done:
@@ -294,14 +308,20 @@ class OpenAIChatClient:
     def _with_retries(self, kwargs: dict[str, Any]) -> Any:
         attempt = 0
         while True:
+            deadline = self._request_deadline()
             try:
-                return self._send(kwargs)
+                with request_deadline(deadline):
+                    return self._send(kwargs, deadline)
             except _Retryable as failure:
                 if attempt >= self.settings.max_retries:
                     raise failure.error from failure.__cause__
                 delay = backoff_delay(
                     attempt, self.settings.max_backoff, failure.retry_after, self._rand
                 )
+                budget_end = call_deadline()
+                if budget_end is not None and time.monotonic() + delay >= budget_end:
+                    # Waiting would only end in the budget's timeout: report the real failure.
+                    raise failure.error from failure.__cause__
                 logger.debug(
                     "%s; retry %d/%d in %.2fs",
                     failure.error.message,
@@ -313,16 +333,38 @@ class OpenAIChatClient:
                 self._sleep(delay)
                 attempt += 1
 
-    def _send(self, kwargs: dict[str, Any]) -> Any:
+    def _request_deadline(self) -> float:
+        """When the next request must be done: ``timeout`` from now, or the end of the budget."""
+        now = time.monotonic()
+        deadline = now + self.settings.timeout
+        budget_end = call_deadline()
+        if budget_end is not None and budget_end < deadline:
+            if budget_end - now <= 0:
+                raise LLMTimeoutError(
+                    f"{self._where}: the time budget for model calls "
+                    f"({self.settings.budget:g}s, DOCSIGHT_LLM_BUDGET) ran out"
+                )
+            deadline = budget_end
+        return deadline
+
+    def _send(self, kwargs: dict[str, Any], deadline: float) -> Any:
         import openai
 
         sdk = self._client()
+        started = time.monotonic()
         try:
             with self._slots:
-                return sdk.chat.completions.create(**kwargs)
+                # The SDK's own timeout is per read; the transport enforces the deadline.
+                timeout = max(0.001, deadline - time.monotonic())
+                return sdk.chat.completions.create(**kwargs, timeout=timeout)
         except openai.APITimeoutError as exc:
+            waited = time.monotonic() - started
             raise _Retryable(
-                LLMTimeoutError(f"{self._where} did not answer within {self.settings.timeout:g}s")
+                LLMTimeoutError(
+                    f"{self._where} did not finish answering within {waited:.1f}s "
+                    f"(DOCSIGHT_LLM_TIMEOUT {self.settings.timeout:g}s a request, "
+                    f"DOCSIGHT_LLM_BUDGET {self.settings.budget:g}s a call)"
+                )
             ) from exc
         except openai.APIConnectionError as exc:
             raise _Retryable(
@@ -368,15 +410,37 @@ class OpenAIChatClient:
                     "or set DOCSIGHT_LLM_BASE_URL to a local endpoint"
                 )
             api_key = PLACEHOLDER_API_KEY
+        httpx = http_module(openai.DefaultHttpxClient)
+        # No keep-alive: every request opens its own connection, which the deadline's watchdog
+        # can then shut down. A model call takes seconds; a TCP handshake does not matter. The
+        # environment's proxy is applied here because a client-level proxy would bypass the
+        # deadline transport.
+        transport = deadline_transport(
+            httpx,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=0),
+            proxy=_environment_proxy(settings.base_url or "https://api.openai.com/v1"),
+        )
         try:
             return openai.OpenAI(
                 api_key=api_key,
                 base_url=settings.base_url,
                 timeout=settings.timeout,
                 max_retries=0,
+                http_client=openai.DefaultHttpxClient(transport=transport, trust_env=False),
             )
         except openai.OpenAIError as exc:
             raise LLMNotConfiguredError(f"cannot create the OpenAI client: {exc}") from exc
+
+
+def _environment_proxy(url: str) -> str | None:
+    """The proxy the environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) names for ``url``."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
 
 
 def _detail(exc: Any) -> str:

@@ -55,7 +55,7 @@ class ReadoutPlan:
 
     budget_tokens: int = 3000
     #: Hits on one page that make the whole page worth reading.
-    page_hits: int = 2
+    page_hits: int = 1
     #: Reading-order neighbours added on each side of a hit.
     neighbours: int = 1
     follow: frozenset[str] = field(

@@ -21,6 +21,7 @@ from docsight.retrieval.channels import Retriever
 from docsight.retrieval.expand import expand
 from docsight.retrieval.fusion import reciprocal_rank_fusion, rrf_scores
 from docsight.retrieval.hit import Hit
+from docsight.retrieval.rerank import NoReranker, Reranker
 from docsight.settings import RetrievalSettings
 
 Unit = Literal["chunk", "page"]
@@ -48,13 +49,20 @@ class _Fused:
 
 class HybridSearcher:
     def __init__(
-        self, store: Store, retrievers: Sequence[Retriever], settings: RetrievalSettings
+        self,
+        store: Store,
+        retrievers: Sequence[Retriever],
+        settings: RetrievalSettings,
+        reranker: Reranker | None = None,
     ) -> None:
         if not retrievers:
             raise ConfigurationError("search needs at least one retrieval channel")
         self.store = store
         self.retrievers = list(retrievers)
         self.settings = settings
+        self.reranker = reranker
+        #: Why the last search's rerank fell back to the fused order, if it did.
+        self.warnings: list[str] = []
 
     # --- channels ------------------------------------------------------------------------------
 
@@ -152,6 +160,20 @@ class HybridSearcher:
             raise ValueError("k must be at least 1")
         if unit not in ("chunk", "page"):
             raise ValueError(f"unknown unit {unit!r}")
+        if self.reranker is None or isinstance(self.reranker, NoReranker):
+            return self._search(query, k, doc_ids, unit)
+        wide = self._search(query, max(k, self.settings.rerank_candidates), doc_ids, unit)
+        return self._rerank(query, wide)[:k]
+
+    def _rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
+        assert self.reranker is not None
+        self.warnings = []
+        reranked = self.reranker.rerank(query, hits)
+        if self.reranker.last_warning:
+            self.warnings.append(self.reranker.last_warning)
+        return reranked
+
+    def _search(self, query: str, k: int, doc_ids: Sequence[str] | None, unit: Unit) -> list[Hit]:
         fused = self._fuse(query, doc_ids, unit, k)
         if unit == "chunk":
             chosen = [(cid, fused.combined[cid]) for cid in fused.ranked[:k]]
@@ -214,13 +236,16 @@ class HybridSearcher:
                 if cid is not None and cid in fused.combined:
                     selected.setdefault(cid, None)
         chosen = sorted(selected, key=lambda c: -fused.combined[c])
-        return self._hits(
+        hits = self._hits(
             [(cid, fused.combined[cid]) for cid in chosen],
             {},
             fused,
             "chunk",
             {c.id: c for c in fused.extra},
         )
+        if self.reranker is None or isinstance(self.reranker, NoReranker):
+            return hits
+        return self._rerank(query, hits)
 
     def _chunks_of_top_pages(
         self, page_channels: dict[str, list[ChannelHit]], page_of: dict[str, PageKey]

@@ -6,6 +6,7 @@ object. Construction is cheap: nothing is opened, loaded or imported until a met
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,11 +21,18 @@ from docsight.errors import (
     CollectionNotFoundError,
     DocumentNotFoundError,
     LLMError,
+    UsageError,
 )
 from docsight.index.base import CheckProblem, CheckReport, CollectionStats, DocumentInfo, Store
 from docsight.ingest.report import IngestReport
 from docsight.retrieval.hit import Hit
 from docsight.settings import Settings
+
+log = logging.getLogger(__name__)
+
+#: The most results ``search`` returns and sources ``ask`` reads (the CLI's bounds too).
+MAX_SEARCH_K = 1000
+MAX_ANSWER_K = 50
 
 if TYPE_CHECKING:
     from docsight.query.analyze import ImageAnalysis
@@ -283,6 +291,7 @@ class DocSight:
         With ``image`` (a path, bytes, or an :meth:`analyze_image` result) the question is also
         searched with the image's typed text and caption, and the streams are fused (VISA).
         """
+        query = self._question(query, k, MAX_SEARCH_K)
         searcher, doc_ids = self._searcher(doc_names)
         if image is None:
             return searcher.search(query, k=k, doc_ids=doc_ids, unit=unit)
@@ -350,6 +359,7 @@ class DocSight:
         from docsight.agents.context import assemble
         from docsight.retrieval.readout import ReadoutPlan
 
+        question = self._question(question, k, MAX_ANSWER_K)
         settings = self.settings.answer
         if image is not None or k is not None or not settings.adaptive:
             hits = self.search(question, k=k or settings.top_k, doc_names=doc_names, image=image)
@@ -380,7 +390,9 @@ class DocSight:
         """
         from docsight.agents.evidence import measure
         from docsight.llm.deadline import time_budget
+        from docsight.query.question import clean_question
 
+        question, bad_bytes = clean_question(question)
         analysis = None
         asked = question
         if image is not None:
@@ -397,6 +409,8 @@ class DocSight:
         if analysis is not None:
             answer.question = question
             answer.warnings.extend(analysis.warnings)
+        if bad_bytes is not None:
+            answer.warnings.insert(0, bad_bytes)
         # The one place every answer passes, whoever wrote it: the words come from untrusted
         # documents or from a model that read them, and whatever shows them may render Markdown.
         from docsight.document.sanitize import inert_markdown
@@ -412,6 +426,19 @@ class DocSight:
             if citation.quote:
                 citation.quote = inert_markdown(citation.quote)
         return answer
+
+    @staticmethod
+    def _question(text: str, k: int | None, most: int) -> str:
+        """The question as valid text (bad bytes replaced, with a logged warning) and ``k``
+        checked against the same bounds as the command line's."""
+        from docsight.query.question import clean_question
+
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= most):
+            raise UsageError(f"k must be a whole number from 1 to {most}, not {k!r}")
+        cleaned, warning = clean_question(text)
+        if warning is not None:
+            log.warning("%s", warning)
+        return cleaned
 
     def _answer(self, question: str, sources: Any, evidence: Any) -> Answer:
         from docsight.agents.extractive import ExtractiveAnswerer

@@ -148,6 +148,25 @@ class DocumentNotFoundError(StoreError):
     code = "document_not_found"
 
 
+class StorageFullError(StoreError):
+    """The disk (or quota) holding the collection is full; nothing half-written stays visible."""
+
+    code = "storage_full"
+
+
+class ReadOnlyCollectionError(StoreError):
+    """The collection cannot be written (a read-only mount or missing permissions); reads work."""
+
+    code = "read_only"
+
+
+class CollectionDamagedError(StoreError):
+    """Files of the collection are missing or damaged; ``docsight check`` lists what is lost and
+    ``docsight check --repair`` restores a working collection."""
+
+    code = "collection_damaged"
+
+
 class AmbiguousDocumentError(StoreError):
     code = "ambiguous_document"
 
@@ -198,6 +217,12 @@ class EncoderError(DocsightError):
 
 
 # --- queries -----------------------------------------------------------------------------------
+
+
+class UsageError(DocsightError):
+    """An argument is out of range or of the wrong kind (the API's version of a CLI usage error)."""
+
+    code = "usage_error"
 
 
 class QueryImageError(DocsightError):

@@ -96,6 +96,17 @@ def _errors(as_json: bool) -> Iterator[None]:
         raise typer.Exit(1) from exc
 
 
+def _clean_question(text: str) -> str:
+    """Bytes that are not UTF-8 (a mis-encoded terminal or file) are replaced, with a warning on
+    stderr, so --json output stays valid."""
+    from docsight.query.question import clean_question
+
+    cleaned, warning = clean_question(text)
+    if warning is not None:
+        err_console.print(f"[yellow]warning[/yellow]: {render.safe(warning)}")
+    return cleaned
+
+
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or directories to ingest.")],
@@ -161,6 +172,7 @@ def search(
     shows. JSON output is a list of results, or {"image": ..., "results": [...]} with --image."""
     unit: Literal["chunk", "page"] = "page" if pages else "chunk"
     with _errors(as_json):
+        query = _clean_question(query)
         ds = _docsight()
         analysis = ds.analyze_image(image) if image is not None else None
         results = ds.search(query, k=k, doc_names=doc, unit=unit, image=analysis)

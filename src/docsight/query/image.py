@@ -14,6 +14,7 @@ documents (a quarter of the derived mmquery-dev queries crop one) and need their
 from __future__ import annotations
 
 import io
+import stat
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,11 +176,25 @@ def read_image_bytes(source: str | Path | bytes, settings: ImageQuerySettings) -
     else:
         path = Path(source)
         name = str(path)
-        if not path.is_file():
-            raise QueryImageError(name, "no such file")
-        if path.stat().st_size > settings.max_file_mb * 1024 * 1024:
+        limit = int(settings.max_file_mb * 1024 * 1024)
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            raise QueryImageError(name, "no such file") from None
+        except OSError as exc:
+            raise QueryImageError(name, f"cannot read: {exc.strerror or exc}") from exc
+        if stat.S_ISDIR(info.st_mode):
+            raise QueryImageError(name, "a directory, not an image file")
+        if not stat.S_ISREG(info.st_mode):
+            # A device or a pipe (/dev/zero, /dev/stdin) never ends or blocks: never read it.
+            raise QueryImageError(name, "not a regular file (a device, pipe or socket)")
+        if info.st_size > limit:
             raise QueryImageError(name, f"larger than {settings.max_file_mb:g} MB (max_file_mb)")
-        data = path.read_bytes()
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(limit + 1)  # the file may have grown since stat()
+        except OSError as exc:
+            raise QueryImageError(name, f"cannot read: {exc.strerror or exc}") from exc
     if len(data) > settings.max_file_mb * 1024 * 1024:
         raise QueryImageError(name, f"larger than {settings.max_file_mb:g} MB (max_file_mb)")
     if not data:

@@ -141,14 +141,21 @@ class DocSight:
     def _locked(self) -> Any:
         from filelock import Timeout
 
-        lock = self._writer_lock()
+        from docsight.index.guard import storage_error
+
         try:
+            lock = self._writer_lock()
             lock.acquire()
         except Timeout as exc:
             raise CollectionLockedError(
                 f"another process is writing to {self.path} "
                 f"(waited {self.settings.lock_timeout:g} s)"
             ) from exc
+        except OSError as exc:  # a read-only mount, missing permissions, a full disk
+            mapped = storage_error(exc, self.path, "taking the writer lock")
+            if mapped is None:
+                raise
+            raise mapped from exc
         return lock
 
     def ingest(
@@ -165,6 +172,8 @@ class DocSight:
             paths = [paths]
         lock = self._locked()
         try:
+            if self.store.exists:  # type: ignore[attr-defined]
+                self._rebind_encoder()  # a collection.json rebuilt without it
             cache_dir = self.path / "cache"
             inline = self.settings.ingest.isolation == "none"
             setup = WorkerSetup(
@@ -201,22 +210,35 @@ class DocSight:
     def check(self, *, repair: bool = False) -> CheckReport:
         """Verify the collection's integrity: see :meth:`Store.check` for what is checked.
 
-        Read-only unless ``repair``: then :meth:`Store.recover` first finishes or undoes what an
-        interrupted write left, and the report lists what that fixed. The writer lock is held
-        throughout, so a write in progress is never mistaken for damage.
+        Read-only unless ``repair``: then :meth:`Store.repair` restores a working collection
+        (damaged tables rolled back or cut down, indexes rebuilt, interrupted writes finished or
+        undone, documents that lost rows dropped) and the report lists what it did and which
+        files to ingest again. The writer lock is held throughout, so a write in progress is
+        never mistaken for damage; a read-only collection is checked without it.
         """
+        from docsight.errors import ReadOnlyCollectionError
+
         self._require_collection()
-        lock = self._locked()
+        try:
+            lock = self._locked()
+        except ReadOnlyCollectionError:
+            if repair:
+                raise
+            lock = None  # nobody can write to it either
         try:
             before = self.store.check() if repair else None
+            actions: list[str] = []
+            reingest: list[str] = []
             if before is not None:
-                self.store.recover()
+                actions, reingest = self.store.repair()
+                actions += self._rebind_encoder()
             report = self.store.check()
         finally:
-            lock.release()
+            if lock is not None:
+                lock.release()
         if before is not None:
             left = {(p.code, p.table, p.doc_id) for p in report.problems}
-            report.repairs = [
+            report.repairs = actions + [
                 p.code
                 + (f" in {p.table}" if p.table else "")
                 + (f" of {p.doc_id[:12]}" if p.doc_id else "")
@@ -224,6 +246,7 @@ class DocSight:
                 for p in before.problems
                 if (p.code, p.table, p.doc_id) not in left
             ]
+            report.reingest = reingest
         configured = self.encoder().fingerprint
         if report.encoder is not None and report.encoder != configured:
             report.problems.append(
@@ -234,6 +257,20 @@ class DocSight:
                 )
             )
         return report
+
+    def _rebind_encoder(self) -> list[str]:
+        """A collection.json rebuilt without its encoder gets the configured one back, when the
+        stored vectors have its dimension (any other encoder would be refused on every search)."""
+        if self.store.encoder_fingerprint() is not None:
+            return []
+        dim = self.store.vector_dim()
+        if dim is None:
+            return []
+        encoder = self.encoder()
+        if dim != encoder.dim:
+            return []
+        self.store.bind_encoder(encoder.fingerprint, encoder.dim)
+        return [f"bound the configured encoder {encoder.fingerprint} (dimension {dim}) again"]
 
     # --- reading -------------------------------------------------------------------------------
 

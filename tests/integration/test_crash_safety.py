@@ -337,13 +337,17 @@ def test_check_reports_damage_and_repair_removes_orphans(
     result = runner.invoke(app, ["-c", str(collection), "check", "--json"])
     assert result.exit_code == 1
     assert {p["code"] for p in json.loads(result.stdout)["problems"]} >= {"orphan_rows"}
-    result = runner.invoke(app, ["-c", str(collection), "check", "--repair"])
-    assert result.exit_code == 1  # the lost chunk and the duplicate remain
-    assert "repaired orphan_rows in chunks" in result.stdout
-    repaired = ds.check()
-    assert {p.code for p in repaired.problems} == {"count_mismatch", "duplicate_id"}
+    result = runner.invoke(app, ["-c", str(collection), "check", "--repair", "--json"])
+    assert result.exit_code == 0, result.stdout
+    repaired = json.loads(result.stdout)
+    assert "orphan_rows in chunks (2 rows)" in repaired["repairs"] or any(
+        r.startswith("orphan_rows in chunks") for r in repaired["repairs"]
+    )
+    # The guide lost a chunk: repair removes it and names its file to ingest again.
+    assert repaired["reingest"] == [guide.source]
+    assert any(r.startswith("removed document guide.md") for r in repaired["repairs"])
+    assert ds.check().problems == [] and [d.name for d in ds.documents()] == []
 
-    ds.remove(guide.id)  # what the messages advise: remove the document and ingest it again
     ds.ingest([corpus])
     result = runner.invoke(app, ["-c", str(collection), "check"])
     assert result.exit_code == 0 and "collection is consistent" in result.stdout
@@ -396,3 +400,103 @@ def test_second_ingest_waits_for_the_lock_or_fails_clearly(
         _reap_group(first.pid)
     assert len(report.skipped) == 8, report.counts()
     _assert_whole(collection, reference)
+
+
+# --- re-ingesting an edited file: replacement is one logical step ------------------------------
+
+
+def _edit(corpus: Path, target: Path) -> Path:
+    """A copy of the corpus, then the FAQ edited: the warranty goes from two to five years."""
+    folder = write_corpus(target)
+    faq = folder / "faq.txt"
+    faq.write_text((corpus / "faq.txt").read_text().replace("two years", "five years"))
+    return folder
+
+
+def _faq_versions(ds: DocSight) -> list[str]:
+    """The text of every visible version of the FAQ."""
+    visible = [d for d in ds.documents() if d.name == "faq.txt"]
+    return [" ".join(c.text for c in ds.store.document_chunks(d.id)) for d in visible]
+
+
+# The re-ingest of the edited FAQ writes pages, elements, chunks, nodes, graphs and the documents
+# row, builds nothing new, removes the old version (one step), then optimizes: every point.
+@pytest.mark.parametrize("target", range(9))
+def test_crash_while_replacing_an_edited_file(
+    target: int, text_reference: tuple[Path, Any], tmp_path: Path
+) -> None:
+    corpus, encoder = text_reference
+    collection = tmp_path / "col"
+    folder = write_corpus(tmp_path / "corpus")
+    _inline(collection, encoder).ingest([folder])
+    _edit(corpus, folder)
+
+    ds = _inline(collection, encoder)
+    steps = _crash_at(ds.store, target)
+    delete = ds.store.delete_document
+
+    def crash_delete(doc_id: str) -> None:
+        steps().append("delete old version")
+        if len(steps()) - 1 == target:
+            raise _Crash("delete old version")
+        delete(doc_id)
+
+    ds.store.delete_document = crash_delete  # type: ignore[method-assign]
+    try:
+        ds.ingest([folder / "faq.txt"])
+        crashed = False
+    except _Crash:
+        crashed = True
+
+    # Before any repair, readers see exactly one version: never the stale beside the current.
+    reader = _inline(collection, encoder)
+    (text,) = _faq_versions(reader)
+    assert ("two years" in text) != ("five years" in text)
+    assert reader.resolve("faq.txt").name == "faq.txt"  # not ambiguous
+    hits = reader.search("warranty years", k=10)
+    assert len({h.doc_id for h in hits if h.doc_id in {d.id for d in reader.documents()}}) >= 1
+    if crashed and "upsert documents" in steps()[:-1]:  # the new row was committed
+        assert "five years" in text
+        if steps()[-1] == "delete old version":  # the point the issue hit 3 times of 3
+            assert "superseded_version" in {p.code for p in reader.check().problems}
+
+    report = _inline(collection, encoder).ingest([folder])
+    assert not report.failed
+    after = _inline(collection, encoder)
+    assert after.check().problems == [], (steps(), after.check().problems)
+    assert [("five years" in t) for t in _faq_versions(after)] == [True]
+
+
+def test_a_failed_old_version_delete_is_finished_by_repair(
+    text_reference: tuple[Path, Any], tmp_path: Path
+) -> None:
+    """A disk that fills between the new commit and the old delete: the file is added, the old
+    version is hidden at once, check reports it and --repair removes it."""
+    corpus, encoder = text_reference
+    collection = tmp_path / "col"
+    folder = write_corpus(tmp_path / "corpus")
+    _inline(collection, encoder).ingest([folder])
+    _edit(corpus, folder)
+
+    ds = _inline(collection, encoder)
+
+    def disk_full(doc_id: str) -> None:
+        from docsight.errors import StorageFullError
+
+        raise StorageFullError("the disk holding the collection is full (simulated)")
+
+    ds.store.delete_document = disk_full  # type: ignore[method-assign]
+    report = ds.ingest([folder / "faq.txt"])
+    (outcome,) = report.files
+    assert outcome.status == "added" and not outcome.replaced
+    assert any("could not be removed yet" in w for w in outcome.warnings)
+
+    reader = _inline(collection, encoder)
+    assert [("five years" in t) for t in _faq_versions(reader)] == [True]
+    assert not any("two years" in h.text for h in reader.search("warranty two years", k=10))
+    check = reader.check()
+    assert [p.code for p in check.errors] == ["superseded_version"]
+    repaired = reader.check(repair=True)
+    assert repaired.ok and repaired.problems == [], repaired.problems
+    assert "superseded_version in documents (1 rows)" in repaired.repairs
+    assert len(reader.store.documents_by_source(str((folder / "faq.txt").resolve()))) == 1

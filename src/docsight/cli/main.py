@@ -87,7 +87,17 @@ def _docsight() -> Any:
 def _errors(as_json: bool) -> Iterator[None]:
     """Turn docsight errors into a message and exit code 1, never a traceback."""
     try:
-        yield
+        try:
+            yield
+        except OSError as exc:
+            # A full disk or a read-only collection outside the store's own writes (a cache, the
+            # collection directory itself) is the same error to the user.
+            from docsight.index.guard import storage_error
+
+            mapped = storage_error(exc, state.collection or Path(".docsight"), "writing")
+            if mapped is None:
+                raise
+            raise mapped from exc
     except DocsightError as exc:
         if as_json:
             render.print_json(console, {"error": {"code": exc.code, "message": exc.message}})
@@ -127,6 +137,8 @@ def ingest(
         render.print_json(console, {**report.model_dump(mode="json"), "counts": report.counts()})
     else:
         render.ingest_report(console, report)
+        for warning in report.warnings:
+            err_console.print(f"[yellow]warning[/yellow]: {render.safe(warning)}")
     if strict and report.failed:
         raise typer.Exit(1)
 

@@ -58,7 +58,8 @@ class CheckProblem(BaseModel):
     #: Stable code: ``count_mismatch``, ``orphan_rows``, ``duplicate_id``, ``missing_asset``,
     #: ``document_status``, ``table_schema``, ``schema_version``, ``encoder_unbound``,
     #: ``encoder_mismatch``, ``vector_dim``, ``bad_vector``, ``text_index_missing``,
-    #: ``unindexed_rows``, ``manifest``.
+    #: ``unindexed_rows``, ``manifest``, ``superseded_version``, ``table_damaged``,
+    #: ``data_damaged``, ``index_damaged``.
     code: str
     #: Errors are damage (or a configuration that cannot read the collection); warnings only cost
     #: speed, such as rows not yet folded into an index.
@@ -82,6 +83,8 @@ class CheckReport(BaseModel):
     problems: list[CheckProblem] = Field(default_factory=list)
     #: What ``check --repair`` did before checking (empty without ``--repair``).
     repairs: list[str] = Field(default_factory=list)
+    #: Files to ingest again: their documents lost rows to damage and ``--repair`` removed them.
+    reingest: list[str] = Field(default_factory=list)
 
     @property
     def errors(self) -> list[CheckProblem]:
@@ -142,8 +145,14 @@ class Store(Protocol):
     - Searches take an optional set of document ids as a pre-filter.
     - ``check`` is read-only: it reports counts that disagree with their document row, child
       rows without a committed document, duplicate ids, missing assets, table schemas, the
-      encoder binding and vector shape, and missing or lagging text indexes. It never repairs;
-      ``recover`` does (``docsight check --repair`` runs ``recover`` and checks again).
+      encoder binding and vector shape, missing, lagging or damaged indexes (each is probed with a
+      query), unreadable tables and data files, and older versions of a re-ingested file left
+      beside the new one. It never repairs; ``repair`` does (``docsight check --repair``): it
+      rolls damaged tables back or removes their unreadable rows, rebuilds indexes, runs
+      ``recover`` and drops documents that lost rows, returning what it did and the files to
+      ingest again.
+    - Only the newest committed version of a source is visible: an older one left by an
+      interrupted replacement is hidden from every read until ``recover`` removes it.
     """
 
     path: Path
@@ -218,6 +227,10 @@ class Store(Protocol):
     ) -> list[ChannelHit]: ...
 
     def recover(self) -> int: ...
+
+    def repair(self) -> tuple[list[str], list[str]]: ...
+
+    def vector_dim(self) -> int | None: ...
 
     def check(self) -> CheckReport: ...
 

@@ -3,7 +3,9 @@
 A collection is whole when every committed document row is matched by exactly the child rows it
 counts, no child row outlives its document, every id is unique, every referenced asset is stored,
 the tables have the layout of this schema version, the vectors have the bound encoder's dimension
-and are finite, and the text indexes exist. Repairs are :meth:`LanceStore.recover`'s job.
+and are finite, and the text indexes exist. It also verifies what the commands rely on: every
+table opens, every data file reads, every index answers a probe query (:mod:`.repair`), and only
+one committed version of each file is stored. Repairs are :meth:`LanceStore.repair`'s job.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from docsight.errors import SchemaVersionError, StoreError
+from docsight.index import repair
 from docsight.index import schema as S
 from docsight.index.base import CheckProblem, CheckReport
 
@@ -38,7 +41,9 @@ def _short(ids: Iterable[str]) -> str:
 
 
 def _read(table: Any, columns: list[str]) -> pa.Table:
-    return table.search().select(columns).limit(None).to_arrow()
+    # Rows of damaged fragments are left out: they are reported as damage, and reading them
+    # would fail (_Checker.run marks a damaged table with the row ids that still read).
+    return repair.read_rows(table, columns, getattr(table, "_docsight_readable", None))
 
 
 def _schema_difference(actual: pa.Schema, expected: pa.Schema, skip: set[str]) -> list[str]:
@@ -67,7 +72,14 @@ class _Checker:
             return self.report
         if not (self.store.path / "tables").is_dir():
             return self.report  # nothing written yet (and reading must not create anything)
-        tables = {name: self.store._table(name) for name in ("documents", *CHILDREN)}
+        unreadable, readable_rows = self._damage()
+        tables = {
+            name: None if name in unreadable else self.store._table(name)
+            for name in ("documents", *CHILDREN)
+        }
+        for name, table in tables.items():
+            if table is not None:
+                table._docsight_readable = readable_rows.get(name)
         readable = {
             name: table
             for name, table in tables.items()
@@ -75,7 +87,10 @@ class _Checker:
         }
         for name, table in tables.items():
             self.report.counts[name] = int(table.count_rows()) if table is not None else 0
+        for name in unreadable:
+            readable.pop(name, None)
         documents = self._documents(readable.get("documents"))
+        self._superseded(readable.get("documents"))
         children = {
             name: self._children(name, table, documents)
             for name, table in readable.items()
@@ -92,6 +107,61 @@ class _Checker:
         self._graphs(documents, children)
         return self.report
 
+    # --- damage ---------------------------------------------------------------------------------
+
+    def _damage(self) -> tuple[set[str], dict[str, list[int] | None]]:
+        """Report damaged tables, data files and indexes; returns the tables that cannot be
+        opened, and the row ids that still read in tables with damaged data files."""
+        unreadable: set[str] = set()
+        readable: dict[str, list[int] | None] = {}
+        for damage in repair.inspect(self.store):
+            if damage.kind == "unreadable":
+                unreadable.add(damage.table)
+                self.problem(
+                    "table_damaged",
+                    f"{damage.describe()}: none of its rows can be read; `docsight check "
+                    "--repair` rolls it back to its last good version",
+                    table=damage.table,
+                )
+            elif damage.kind == "data":
+                readable[damage.table] = damage.readable
+                self.problem(
+                    "data_damaged",
+                    f"{damage.describe()}; the documents that lost rows are listed below, and "
+                    "`docsight check --repair` removes them (ingest their files again)",
+                    table=damage.table,
+                    rows=damage.rows,
+                )
+            else:
+                self.problem(
+                    "index_damaged",
+                    f"{damage.describe()}: searches that use it fail; `docsight check --repair` "
+                    "rebuilds it from the table",
+                    table=damage.table,
+                )
+        return unreadable, readable
+
+    def _superseded(self, table: Any) -> None:
+        """Older versions of a re-ingested file still stored beside the newest one."""
+        if table is None:
+            return
+        rows = _read(table, ["id", "name", "source", "status"]).to_pylist()
+        by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in rows:
+            if row["status"] == "done":
+                by_source[row["source"]].append(row)
+        for source, versions in sorted(by_source.items()):
+            if len(versions) > 1:
+                self.problem(
+                    "superseded_version",
+                    f"{versions[0]['name']}: {len(versions) - 1} older version(s) of {source} "
+                    "are still stored beside the newest (a re-ingest was interrupted); searches "
+                    "see only the newest, and the next ingest or `docsight check --repair` "
+                    "removes the others",
+                    table="documents",
+                    rows=len(versions) - 1,
+                )
+
     # --- the manifest and the table layouts ----------------------------------------------------
 
     def _manifest(self) -> bool:
@@ -107,11 +177,13 @@ class _Checker:
         encoder = manifest.get("encoder") or {}
         self.report.encoder = encoder.get("fingerprint")
         self.report.dim = encoder.get("dim")
-        if not self.store.exists and (self.store.path / "tables").is_dir():
+        if self.store.manifest_problem:
+            known = "its encoder" if self.report.encoder else "its schema version (not the encoder)"
             self.problem(
                 "manifest",
-                f"{self.store.path} has tables but no collection.json: the schema version and "
-                "encoder of the collection are unknown",
+                f"{self.store.manifest_problem}: it was rebuilt in memory from "
+                f"{'its backup' if self.report.encoder else 'the tables'}, which give {known}; "
+                "`docsight check --repair` (or the next ingest) writes it back",
             )
         return True
 
@@ -320,7 +392,7 @@ class _Checker:
         """Vectors are present, finite and not zero (a zero vector has no cosine)."""
         bad = 0
         size = table.schema.field("vector").type.list_size
-        for batch in table.search().select(["vector"]).limit(None).to_batches():
+        for batch in _read(table, ["vector"]).to_batches():
             column = batch.column("vector")
             bad += column.null_count
             if column.null_count:

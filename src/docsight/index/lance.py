@@ -9,20 +9,20 @@ exact until the collection is large enough for an IVF-PQ index to pay off.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import threading
 import warnings
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from docsight.document.chunk import Chunk
 from docsight.document.model import Asset, Document, Element, ParsedDocument
@@ -34,6 +34,7 @@ from docsight.errors import (
 )
 from docsight.graph.build import GraphBundle
 from docsight.graph.model import GRAPH_SCHEMA_VERSION, ContentGraph, GraphReferences
+from docsight.index import repair
 from docsight.index import schema as S
 from docsight.index.base import (
     ChannelHit,
@@ -43,6 +44,7 @@ from docsight.index.base import (
     NodeHit,
     PageIndex,
 )
+from docsight.index.guard import guard
 
 log = logging.getLogger(__name__)
 
@@ -89,23 +91,50 @@ class LanceStore:
         self._tables: dict[str, Any] = {}
         self._manifest: dict[str, Any] | None = None
         self._lock = threading.RLock()
-        self._committed: tuple[int, frozenset[str]] | None = None
+        self._committed: tuple[int, frozenset[str], frozenset[str]] | None = None
         self._graphs: dict[str, ContentGraph] = {}
+        self._guard_state = threading.local()
+        #: Why collection.json had to be rebuilt from its backup or the tables (``None``: it
+        #: was read as written); ``check`` reports it and any write puts the file back.
+        self.manifest_problem: str | None = None
+
+    def _forget_tables(self) -> None:
+        """Drop open table handles, so the next read opens every table afresh."""
+        with self._lock:
+            self._db = None
+            self._tables.clear()
+            self._committed = None
+
+    def damage(self) -> list[str]:
+        """What is damaged in the collection's tables, in words (empty: nothing found)."""
+        return [d.describe() for d in repair.inspect(self)]
 
     # --- opening -------------------------------------------------------------------------------
 
     @property
     def exists(self) -> bool:
-        return (self.path / MANIFEST).is_file()
+        # The tables are the collection: a lost collection.json is rebuilt, not "no collection".
+        return (self.path / MANIFEST).is_file() or bool(repair.table_dirs(self))
 
     def _read_manifest(self) -> dict[str, Any]:
         if self._manifest is None:
             file = self.path / MANIFEST
+            manifest: Any = None
             if file.is_file():
                 try:
                     manifest = json.loads(file.read_text())
+                    if not isinstance(manifest, dict):
+                        raise ValueError("not a JSON object")
                 except (OSError, ValueError) as exc:
-                    raise StoreError(f"{file}: unreadable collection manifest ({exc})") from exc
+                    if not repair.table_dirs(self):
+                        raise StoreError(f"{file}: unreadable collection manifest ({exc})") from exc
+                    self.manifest_problem = f"{file} is damaged ({exc})"
+                    manifest = None
+            elif repair.table_dirs(self):
+                self.manifest_problem = f"{file} is missing"
+            if manifest is None and self.manifest_problem is not None:
+                manifest = repair.rebuilt_manifest(self)
+            if manifest is not None:
                 version = manifest.get("schema_version")
                 if version != S.STORE_SCHEMA_VERSION:
                     raise SchemaVersionError(
@@ -120,9 +149,12 @@ class LanceStore:
 
     def _write_manifest(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(self._read_manifest(), indent=2)
         tmp = self.path / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(self._read_manifest(), indent=2))
+        tmp.write_text(text)
         os.replace(tmp, self.path / MANIFEST)  # atomic: readers see the old or the new file
+        self.manifest_problem = None
+        repair.backup_collection_manifest(self, text)
 
     def _connect(self) -> Any:
         if self._db is None:
@@ -171,7 +203,7 @@ class LanceStore:
                 f"(dim {current['dim']}); the configured encoder is {fingerprint} (dim {dim}). "
                 "Use the same encoder or a new collection."
             )
-        elif not self.exists:
+        elif not (self.path / MANIFEST).is_file() or self.manifest_problem:
             self._write_manifest()
 
     def _dim(self) -> int:
@@ -183,22 +215,55 @@ class LanceStore:
     # --- documents -----------------------------------------------------------------------------
 
     def committed_ids(self) -> frozenset[str]:
+        """Committed documents, less versions superseded by a newer one of the same source."""
+        return self._commit_state()[1]
+
+    def superseded_ids(self) -> frozenset[str]:
+        """Committed documents replaced by a newer version of the same file whose removal was
+        interrupted (a crash or a failure between the new commit and the old delete). They are
+        invisible to every read; ``recover`` removes them."""
+        return self._commit_state()[2]
+
+    def _commit_state(self) -> tuple[int, frozenset[str], frozenset[str]]:
         table = self._table("documents")
         if table is None:
-            return frozenset()
+            return (-1, frozenset(), frozenset())
         version = table.version
         if self._committed is None or self._committed[0] != version:
-            rows = table.search().where("status = 'done'").select(["id"]).limit(None).to_arrow()
-            self._committed = (version, frozenset(rows.column("id").to_pylist()))
-        return self._committed[1]
+            rows = (
+                table.search()
+                .where("status = 'done'")
+                .select(["id", "source", "ingested_at"])
+                .limit(None)
+                .to_arrow()
+                .to_pylist()
+            )
+            newest: dict[str, dict[str, Any]] = {}
+            for row in rows:
+                best = newest.get(row["source"])
+                if best is None or (row["ingested_at"], row["id"]) > (
+                    best["ingested_at"],
+                    best["id"],
+                ):
+                    newest[row["source"]] = row
+            keep = frozenset(r["id"] for r in newest.values())
+            old = frozenset(r["id"] for r in rows) - keep
+            self._committed = (version, keep, old)
+        return self._committed
 
-    def _document_rows(self, where: str | None = None) -> list[dict[str, Any]]:
+    def _document_rows(
+        self, where: str | None = None, *, all_versions: bool = False
+    ) -> list[dict[str, Any]]:
         table = self._table("documents")
         if table is None:
             return []
         clause = "status = 'done'" + (f" AND ({where})" if where else "")
         query = table.search().where(clause).select(S.DOCUMENT_INFO_COLUMNS).limit(None)
-        return query.to_arrow().to_pylist()  # type: ignore[no-any-return]
+        rows: list[dict[str, Any]] = query.to_arrow().to_pylist()
+        if all_versions:
+            return rows
+        superseded = self.superseded_ids()
+        return [r for r in rows if r["id"] not in superseded]
 
     @staticmethod
     def _info(row: dict[str, Any]) -> DocumentInfo:
@@ -214,7 +279,10 @@ class LanceStore:
         return sorted(infos, key=lambda d: (d.name, d.id))
 
     def documents_by_source(self, source: str) -> list[DocumentInfo]:
-        return [self._info(r) for r in self._document_rows(f"source = {_quote(source)}")]
+        """Every committed version stored for ``source``, superseded ones included (what a
+        replacement must remove)."""
+        rows = self._document_rows(f"source = {_quote(source)}", all_versions=True)
+        return [self._info(r) for r in rows]
 
     def _upsert(self, name: str, data: pa.Table | list[dict[str, Any]], schema: pa.Schema) -> None:
         table_data = (
@@ -223,12 +291,21 @@ class LanceStore:
         if table_data.num_rows == 0:
             return
         table = self._writable_table(name, schema)
-        (
-            table.merge_insert("id")
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .execute(table_data)
-        )
+        version, started = table.version, repair.now_ns()
+        try:
+            (
+                table.merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(table_data)
+            )
+        except Exception:
+            # Nothing was committed: remove the partial files (a full disk stays as full as it
+            # was, not fuller with bytes no version will ever reference).
+            with _quiet():
+                if self._table(name) is None or self._table(name).version == version:
+                    repair.scrub_failed_write(self._table_dir(name), started)
+            raise
 
     def put_document(
         self,
@@ -259,7 +336,12 @@ class LanceStore:
                 self._upsert("graphs", [S.graph_row(graph.graph)], S.GRAPHS)
             row = S.document_row(parsed, len(chunks), chunker, n_nodes=nodes)
             self._upsert("documents", [row], S.DOCUMENTS)
-            self._ensure_text_index()
+            try:
+                self._ensure_text_index()
+            except Exception as exc:
+                # The document is committed; a missing index is found by check and built by
+                # recover (or the ingest's final optimize), so the write still succeeded.
+                log.warning("the full-text index could not be built yet: %s", exc)
         info = self.has_document(doc.id)
         if info is None:  # pragma: no cover - the row was just committed
             raise StoreError(f"document {doc.id} vanished after commit")
@@ -283,43 +365,21 @@ class LanceStore:
 
     def recover(self) -> int:
         """Finish or undo what an interrupted write left; returns the uncommitted documents whose
-        rows were removed.
+        rows were removed (see :func:`.maintenance.recover`)."""
+        from docsight.index import maintenance
 
-        A process killed mid-ingest can leave child rows of a document it never committed, a
-        first document committed before its text index was built, or committed rows it never
-        folded into the indexes (the final optimize). Re-running ingest skips documents that are
-        already committed, so nothing else would ever build or update those indexes.
-        """
-        committed = self.committed_ids()
-        orphans: set[str] = set()
-        for name in CHILD_TABLES:
-            table = self._table(name)
-            if table is None:
-                continue
-            ids = table.search().select(["doc_id"]).limit(None).to_arrow().column("doc_id")
-            orphans.update(set(pc.unique(ids).to_pylist()) - committed)
-        orphans.discard(None)  # type: ignore[arg-type]
-        with self._lock:
-            if orphans:
-                log.info("removing rows of %d uncommitted documents", len(orphans))
-                self._delete_children(sorted(orphans))
-            self._ensure_text_index()
-            if self._indexes_lag():
-                log.info("adding rows an interrupted ingest left out of the indexes")
-                self.optimize()
-        return len(orphans)
+        return maintenance.recover(self)
 
-    def _indexes_lag(self) -> bool:
-        """Whether an index of chunks or pages misses rows (they are found by a slower scan)."""
-        for name in _TEXT_TABLES:
-            table = self._table(name)
-            if table is None:
-                continue
-            for index in table.list_indices():
-                stats = table.index_stats(index.name)
-                if stats is not None and stats.num_unindexed_rows:
-                    return True
-        return False
+    def repair(self) -> tuple[list[str], list[str]]:
+        """Restore a working collection; returns what was done and the files to ingest again
+        (see :func:`.repair.repair_collection`)."""
+        return repair.repair_collection(self)
+
+    def vector_dim(self) -> int | None:
+        """The dimension of the stored chunk vectors (``None`` without chunks)."""
+        table = self._table("chunks")
+        field = table.schema.field("vector") if table is not None else None
+        return field.type.list_size if field is not None else None
 
     def check(self) -> CheckReport:
         """Verify the collection's integrity without changing it (see :mod:`.check`)."""
@@ -404,10 +464,27 @@ class LanceStore:
             if table is None or table.count_rows() == 0:
                 continue
             if not _has_text_index(table):
-                with warnings.catch_warnings():
-                    # create_fts_index is the one sync call that configures the native index.
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    table.create_fts_index("text", replace=True, **_FTS_OPTIONS)
+                self._create_text_index(table)
+
+    def _create_text_index(self, table: Any) -> None:
+        with warnings.catch_warnings():
+            # create_fts_index is the one sync call that configures the native index.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            table.create_fts_index("text", replace=True, **_FTS_OPTIONS)
+
+    def _create_vector_index(self, table: Any, *, replace: bool = False) -> None:
+        from lancedb.index import IvfPq
+
+        # The first argument is the column when a config is given; partitions are left to
+        # Lance, which sizes them from the row count.
+        table.create_index(
+            "vector",
+            config=IvfPq(distance_type="cosine", num_sub_vectors=max(1, self._dim() // 8)),
+            replace=replace,
+        )
+
+    def _table_dir(self, name: str) -> Path:
+        return self.path / "tables" / f"{name}.lance"
 
     def _hits(self, rows: pa.Table, score: Any, *, pages: bool = False) -> list[ChannelHit]:
         committed = self.committed_ids()
@@ -613,29 +690,12 @@ class LanceStore:
 
     # --- maintenance ---------------------------------------------------------------------------
 
-    def optimize(self) -> None:
-        """Fold new rows into the indexes, compact files and drop old table versions."""
-        with self._lock:
-            chunks = self._table("chunks")
-            if chunks is not None:
-                self._ensure_text_index()
-                has_vector_index = any(_is_vector_index(i) for i in chunks.list_indices())
-                rows = chunks.count_rows()
-                if not has_vector_index and rows >= self.vector_index_min_rows:
-                    from lancedb.index import IvfPq
+    def optimize(self) -> list[str]:
+        """Fold new rows into the indexes, compact files and drop old versions at once; returns
+        what had to be left undone for lack of disk space (see :func:`.maintenance.optimize`)."""
+        from docsight.index import maintenance
 
-                    # The first argument is the column when a config is given; partitions are
-                    # left to Lance, which sizes them from the row count.
-                    chunks.create_index(
-                        "vector",
-                        config=IvfPq(
-                            distance_type="cosine", num_sub_vectors=max(1, self._dim() // 8)
-                        ),
-                    )
-            for name in ("documents", *CHILD_TABLES):
-                table = self._table(name)
-                if table is not None:
-                    table.optimize(cleanup_older_than=timedelta(minutes=10))
+        return maintenance.optimize(self)
 
     def stats(self) -> CollectionStats:
         def count(name: str, where: str | None = None) -> int:
@@ -693,3 +753,40 @@ def _asset_groups(assets: Sequence[Asset], max_bytes: int = 64 << 20) -> Iterabl
         size += len(asset.data)
     if group:
         yield group
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Best-effort cleanup after a failure: its own errors must not hide the first one."""
+    try:
+        yield
+    except Exception as exc:
+        log.debug("cleanup after a failed write failed too: %s", exc)
+
+
+guard(
+    LanceStore,
+    reads=(
+        "committed_ids",
+        "superseded_ids",
+        "has_document",
+        "list_documents",
+        "documents_by_source",
+        "get_document",
+        "get_asset",
+        "get_chunks",
+        "get_elements",
+        "document_chunks",
+        "text_search",
+        "page_text_search",
+        "page_index",
+        "chunks_on_pages",
+        "vector_search",
+        "get_graph",
+        "graph_references",
+        "node_text_search",
+        "node_vector_search",
+        "stats",
+    ),
+    writes=("bind_encoder", "put_document", "delete_document", "recover", "optimize"),
+)

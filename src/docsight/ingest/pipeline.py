@@ -124,6 +124,8 @@ class IngestPipeline:
         )
         #: The supervisor of the last run (``None`` in-process), for tests and diagnostics.
         self.supervisor: Supervisor | None = None
+        #: Set once a write found the disk full: later files are not even tried.
+        self._storage_full: str | None = None
 
     def run(
         self, paths: Sequence[str | Path], progress: ProgressCallback | None = None
@@ -181,9 +183,20 @@ class IngestPipeline:
         if changed:
             if progress is not None:
                 progress(IngestProgress(len(files), len(files), "", "optimize"))
-            self.store.optimize()
+            report.warnings.extend(self._optimize())
         report.seconds = time.perf_counter() - started
         return report
+
+    def _optimize(self) -> list[str]:
+        """The final indexing step. The files are committed by now: a failure here (a full
+        disk) leaves their rows found by a slower scan, so it is a warning, not an error."""
+        try:
+            return list(self.store.optimize() or [])
+        except DocsightError as exc:
+            return [
+                f"the final indexing step failed ({exc.code}: {exc.message}); every file above is "
+                "stored and searchable, and `docsight check --repair` finishes the indexing"
+            ]
 
     # --- in this process, before parsing ------------------------------------------------------
 
@@ -281,10 +294,17 @@ class IngestPipeline:
             outcome.reason = result.reason
             return
         started = time.perf_counter()
+        if self._storage_full is not None:
+            outcome.status = "failed"
+            outcome.error_code = "storage_full"
+            outcome.reason = f"not stored: {self._storage_full}"
+            return
         try:
             self._store(slot, result.output, emit)
         except Exception as exc:
             _record_failure(outcome, exc, Path(outcome.path))
+            if outcome.error_code == "storage_full":
+                self._storage_full = outcome.reason or "the disk is full"
         outcome.seconds = round(outcome.seconds + time.perf_counter() - started, 3)
 
     def _settle_duplicate(self, slot: _Slot) -> None:
@@ -334,9 +354,22 @@ class IngestPipeline:
                 # Same bytes, new parser or chunker: the old rows have other ids; replace them.
                 self.store.delete_document(slot.existing.id)
             info = self.store.put_document(parsed, chunks, vectors, self._chunker_id(), graph)
+            # The new version is committed, and from here every read sees it alone: the store
+            # hides older versions of the same source until they are removed, and if the
+            # removal fails or is cut short, the next ingest or `check --repair` finishes it.
             for old in self.store.documents_by_source(parsed.document.source):
-                if old.id != info.id:
+                if old.id == info.id:
+                    continue
+                try:
                     self.store.delete_document(old.id)
+                except Exception as exc:  # whatever it was, the new version is committed
+                    why = f"{exc.code}: {exc.message}" if isinstance(exc, DocsightError) else exc
+                    outcome.warnings.append(
+                        f"the previous version ({old.id[:12]}) could not be removed yet "
+                        f"({why}); it is hidden from every search, and the next ingest or "
+                        "`docsight check --repair` removes it"
+                    )
+                else:
                     outcome.replaced.append(old.id)
 
         outcome.pages, outcome.chunks = info.pages, info.chunks

@@ -20,7 +20,9 @@ class FileOutcome(BaseModel):
     #: Set when the file failed: ``unsupported_format``, ``parse_error``, ``limit_exceeded``,
     #: ``encrypted``, ``ingest_error`` (unreadable, empty, changed while read); from the worker
     #: supervision ``timeout``, ``out_of_memory``, ``cpu_limit`` and ``worker_crashed``; and
-    #: ``store_error``, ``encoder_error`` or ``internal_error`` (a bug).
+    #: ``store_error``, ``storage_full`` (the disk is full: this file and the ones after it are
+    #: not stored), ``read_only``, ``collection_damaged``, ``encoder_error`` or
+    #: ``internal_error`` (a bug).
     error_code: str | None = None
     pages: int = 0
     chunks: int = 0
@@ -41,6 +43,9 @@ class FileOutcome(BaseModel):
 class IngestReport(BaseModel):
     files: list[FileOutcome] = Field(default_factory=list)
     seconds: float = 0.0
+    #: What went wrong for the batch rather than a file, such as the final indexing step failing
+    #: on a full disk (every file's outcome above still holds).
+    warnings: list[str] = Field(default_factory=list)
 
     def _with(self, status: Status) -> list[FileOutcome]:
         return [f for f in self.files if f.status == status]

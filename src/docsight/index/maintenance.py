@@ -1,0 +1,140 @@
+"""Upkeep of a Lance collection: finishing interrupted writes and optimizing tables.
+
+Both run under the writer lock. ``recover`` runs before every ingest and in ``check --repair``;
+it needs no more free disk than the rows it removes (a deletion commits a few kilobytes), so it
+works on a full disk. ``optimize`` runs after an ingest that changed something: compaction can
+rewrite a whole table before its old files go, so a table is only optimized when the disk has
+room for a copy of it, and otherwise left as it is (its new rows are still found, by a scan).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import pyarrow.compute as pc
+
+from docsight.errors import DocsightError
+from docsight.index import repair
+from docsight.index.guard import os_errno
+
+if TYPE_CHECKING:
+    from docsight.index.lance import LanceStore
+
+log = logging.getLogger(__name__)
+
+#: Free space a table's compaction needs, beyond a copy of the table.
+_HEADROOM = 8 << 20
+
+
+def recover(store: LanceStore) -> int:
+    """Finish or undo what an interrupted write left; returns the uncommitted documents whose
+    rows were removed.
+
+    A process killed mid-ingest can leave child rows of a document it never committed, an older
+    version of a re-ingested file beside the new one (killed between the new commit and the old
+    delete), a first document committed before its text index was built, or committed rows it
+    never folded into the indexes (the final optimize). Re-running ingest skips documents that
+    are already committed, so nothing else would ever clean up or build those.
+    """
+    from docsight.index.lance import CHILD_TABLES, MANIFEST
+
+    superseded = store.superseded_ids()
+    stored = store.committed_ids() | superseded
+    orphans: set[str] = set()
+    for name in CHILD_TABLES:
+        table = store._table(name)
+        if table is None:
+            continue
+        ids = table.search().select(["doc_id"]).limit(None).to_arrow().column("doc_id")
+        orphans.update(set(pc.unique(ids).to_pylist()) - stored)
+    orphans.discard(None)  # type: ignore[arg-type]
+    with store._lock:
+        if (store.path / "tables").is_dir() and (
+            not (store.path / MANIFEST).is_file() or store.manifest_problem
+        ):
+            store._write_manifest()
+        for doc_id in sorted(superseded):
+            # The replacement committed; only the old version's removal was cut short.
+            log.info("removing document %s, superseded by a newer version", doc_id)
+            store.delete_document(doc_id)
+        if orphans:
+            log.info("removing rows of %d uncommitted documents", len(orphans))
+            store._delete_children(sorted(orphans))
+        store._ensure_text_index()
+        if indexes_lag(store):
+            log.info("adding rows an interrupted ingest left out of the indexes")
+            try:
+                skipped = optimize(store)
+            except DocsightError as exc:  # only an optimization: the rows are found anyway
+                log.warning("indexes not updated: %s", exc.message)
+            else:
+                for reason in skipped:
+                    log.warning("%s", reason)
+    return len(orphans)
+
+
+def indexes_lag(store: LanceStore) -> bool:
+    """Whether an index of a text table misses rows (they are found by a slower scan)."""
+    from docsight.index.lance import _TEXT_TABLES
+
+    for name in _TEXT_TABLES:
+        table = store._table(name)
+        if table is None:
+            continue
+        for index in table.list_indices():
+            stats = table.index_stats(index.name)
+            if stats is not None and stats.num_unindexed_rows:
+                return True
+    return False
+
+
+def optimize(store: LanceStore) -> list[str]:
+    """Fold new rows into the indexes, compact files and drop old table versions at once.
+
+    Old versions go as soon as the optimize commits: a reader that loses its version mid-read
+    reads again (:mod:`.guard`). Returns what had to be left undone for lack of disk space.
+    """
+    from docsight.index.lance import CHILD_TABLES, _is_vector_index
+
+    skipped: list[str] = []
+    with store._lock:
+        chunks = store._table("chunks")
+        if chunks is not None:
+            store._ensure_text_index()
+            has_vector_index = any(_is_vector_index(i) for i in chunks.list_indices())
+            if not has_vector_index and chunks.count_rows() >= store.vector_index_min_rows:
+                store._create_vector_index(chunks)
+        for name in ("documents", *CHILD_TABLES):
+            table = store._table(name)
+            if table is None:
+                continue
+            needed = int(repair.dir_bytes(store._table_dir(name)) * 1.2) + _HEADROOM
+            free = repair.free_bytes(store.path)
+            if free is not None and free < needed:
+                skipped.append(
+                    f"table {name} was not compacted or reindexed: {free >> 20} MiB free, "
+                    f"about {needed >> 20} MiB needed; its new rows are found by a slower scan "
+                    "until `docsight check --repair` or an ingest with more room optimizes it"
+                )
+                continue
+            version, started = table.version, repair.now_ns()
+            try:
+                with warnings.catch_warnings():
+                    # Lance warns that readers of an older version will fail: ours read again.
+                    warnings.simplefilter("ignore", UserWarning)
+                    # Under the writer lock no write is in flight, so files that no version
+                    # references (leftovers of a failed write) can go at once too.
+                    table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+                    if table.list_indices():
+                        # Lance prunes before it folds rows into the indexes, which commits one
+                        # more version: a second pass (nothing left to compact) prunes that.
+                        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            except Exception as exc:
+                if os_errno(exc) is not None and store._table(name).version == version:
+                    repair.scrub_failed_write(store._table_dir(name), started)
+                raise
+        repair.backup_manifests(store)
+    return skipped

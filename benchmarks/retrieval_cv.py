@@ -67,16 +67,24 @@ GRIDS: dict[str, dict[str, dict[str, Any]]] = {
         "issue-3 channels": _channels(OLD, expand=False),
         "+ locate": _channels(NEW, expand=False),
         "+ locate + expand": _channels(NEW),
-        "+ tree": _channels([*NEW, "tree"]),
-        "+ tree x0.5": _channels([*NEW, "tree"], tree=0.5),
-        "+ tree x2": _channels([*NEW, "tree"], tree=2.0),
-        "+ graph": _channels([*NEW, "graph"]),
-        "+ tree + graph": _channels([*NEW, "tree", "graph"]),
-        "graph instead of dense": _channels(["bm25", "graph", "page_bm25", "locate"]),
-        "- page_bm25": _channels(["bm25", "dense", "locate"]),
-        "page_bm25 x0.5": _channels(NEW, page_bm25=0.5),
-        "dense x1.5": _channels(NEW, dense=1.5),
-        "bm25 x1.5": _channels(NEW, bm25=1.5),
+        "default (+ bm25 x1.5)": _channels(NEW, bm25=1.5),
+        "default - expand": _channels(NEW, expand=False, bm25=1.5),
+        "default, page_ref for locate": _channels(OLD, bm25=1.5),
+        "default - page_bm25": _channels(["bm25", "dense", "locate"], bm25=1.5),
+        "default - dense": _channels(["bm25", "page_bm25", "locate"], bm25=1.5),
+        "default + tree x0.5": _channels([*NEW, "tree"], bm25=1.5, tree=0.5),
+        "default + tree": _channels([*NEW, "tree"], bm25=1.5),
+        "default + graph": _channels([*NEW, "graph"], bm25=1.5),
+        "default, graph for dense": _channels(["bm25", "graph", "page_bm25", "locate"], bm25=1.5),
+        "default + rerank features": {
+            "retrieval": {**_channels(NEW, bm25=1.5)["retrieval"], "rerank": "features"}
+        },
+        "default + tree x0.5 + rerank features": {
+            "retrieval": {
+                **_channels([*NEW, "tree"], bm25=1.5, tree=0.5)["retrieval"],
+                "rerank": "features",
+            }
+        },
     },
     "weights": {
         f"bm25 x{b} page_bm25 x{p} dense x{d} tree x{t}": _channels(
@@ -113,20 +121,17 @@ GRIDS: dict[str, dict[str, dict[str, Any]]] = {
     "corpus": {
         "issue-3 channels": _channels(OLD, expand=False),
         "+ locate + expand": _channels(NEW),
-        "+ tree": _channels([*NEW, "tree"]),
-        "+ tree x0.5": _channels([*NEW, "tree"], tree=0.5),
-        "+ tree x2": _channels([*NEW, "tree"], tree=2.0),
-        "bm25 x1.5": _channels(NEW, bm25=1.5),
-        "bm25 x1.5 + tree": _channels([*NEW, "tree"], bm25=1.5),
+        "default (+ bm25 x1.5)": _channels(NEW, bm25=1.5),
+        "default + tree x0.5": _channels([*NEW, "tree"], bm25=1.5, tree=0.5),
+        "default + tree": _channels([*NEW, "tree"], bm25=1.5),
         **{
-            f"bm25 x1.5 document prior {w}": {
+            f"default, document prior {w}": {
                 "retrieval": {**_channels(NEW, bm25=1.5)["retrieval"], "document_prior": w}
             }
-            for w in (0.5, 1.0, 2.0, 4.0)
+            for w in (1.0, 2.0, 4.0)
         },
-        "scope 5 documents": {
-            **_channels(NEW),
-            "retrieval": {**_channels(NEW)["retrieval"], "scope_documents": 5},
+        "default, 5 documents for locate": {
+            "retrieval": {**_channels(NEW, bm25=1.5)["retrieval"], "scope_documents": 5}
         },
     },
 }

@@ -441,7 +441,10 @@ class DocSight:
         # One budget for every model call of this answer (reranking included), whatever retries.
         with time_budget(self.settings.llm.budget):
             sources = self.context(question, doc_names=doc_names, k=k, image=analysis)
-            evidence = measure(asked, [s.text for s in sources], self.encoder())
+            # The evidence gate weighs what retrieval found, not the context read around it:
+            # whole pages and neighbours would cover a question's words by sheer volume.
+            found = [s.text for s in sources if s.via not in ("page", "neighbour")]
+            evidence = measure(asked, found or [s.text for s in sources], self.encoder())
             answer = self._answer(asked, sources, evidence)
         if analysis is not None:
             answer.question = question

@@ -75,7 +75,9 @@ def table_rows(markdown: str) -> tuple[list[str], list[str]]:
 
 def candidates(sources: Sequence[Source]) -> list[Candidate]:
     out: list[Candidate] = []
-    for source in sources:
+    # Best-ranked sources first, so the cap on candidates cuts what retrieval trusted least
+    # (the readout numbers sources in document order).
+    for source in sorted(sources, key=lambda s: (s.rank, s.n)):
         pieces: list[str] = []
         if source.kind == "table":
             rows, other = table_rows(source.text)

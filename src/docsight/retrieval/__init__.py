@@ -23,7 +23,7 @@ RETRIEVERS.register(
 )
 RETRIEVERS.register(
     "page_ref",
-    "docsight.retrieval.channels:PageReferenceRetriever",
+    "docsight.retrieval.locate:PageReferenceRetriever",
     description="pages named in the question (page words only; see locate)",
 )
 RETRIEVERS.register(

@@ -7,7 +7,6 @@ from typing import Literal, Protocol
 
 from docsight.encoders.base import Encoder
 from docsight.index.base import ChannelHit, Store
-from docsight.retrieval.pages import page_references, resolve
 
 
 class Retriever(Protocol):
@@ -79,34 +78,6 @@ class DenseRetriever:
             return []
         vector = self._encoder().encode_queries([query])[0]
         return self.store.vector_search(vector, limit, doc_ids)
-
-
-class PageReferenceRetriever:
-    """Pages the question names: "on page 14", "the cover", "pages 3 to 10".
-
-    Numbers match printed page labels first, then physical page numbers (see ``retrieval.pages``).
-    """
-
-    name = "page_ref"
-    level: Literal["chunk", "page"] = "page"
-    scoped = True
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def retrieve(
-        self, query: str, limit: int, doc_ids: Sequence[str] | None = None
-    ) -> list[ChannelHit]:
-        refs = page_references(query)
-        if not refs or not doc_ids:
-            return []
-        hits: list[ChannelHit] = []
-        for index in self.store.page_index(doc_ids):
-            for rank, page in enumerate(resolve(refs, index.page_count, index.labels)):
-                hits.append(ChannelHit(None, index.doc_id, page, 1.0 / (1 + rank)))
-        # Interleave documents by rank so the first pages of every document come first.
-        hits.sort(key=lambda h: -h.score)
-        return hits[:limit]
 
 
 class GraphRetriever:

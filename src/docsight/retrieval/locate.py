@@ -101,6 +101,8 @@ class LocateRetriever:
     name = "locate"
     level: Literal["chunk", "page"] = "page"
     scoped = True
+    #: Whether named parts ("Table 3", "Appendix B") count, or page references only.
+    named_parts = True
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -111,7 +113,7 @@ class LocateRetriever:
         if not doc_ids:
             return []
         pages = page_references(query)
-        named = named_references(query)
+        named = named_references(query) if self.named_parts else []
         if not pages and not named:
             return []
         found: dict[tuple[str, int], float] = {}
@@ -141,3 +143,11 @@ class LocateRetriever:
         # Interleave documents by rank so the first pages of every document come first.
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
+
+
+class PageReferenceRetriever(LocateRetriever):
+    """Pages the question names by number or position only ("on page 14", "the cover", "pages
+    3 to 10"): the locator without named parts, kept as the ``page_ref`` channel."""
+
+    name = "page_ref"
+    named_parts = False

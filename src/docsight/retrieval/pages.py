@@ -2,7 +2,7 @@
 
 People point at pages by the number printed on them or by position. A reference resolves against a
 document's printed page labels first and its physical page numbers second (see
-``retrieval.channels.PageReferenceRetriever``).
+``retrieval.locate.LocateRetriever``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,203 @@
+"""Contracts every implementation of a swappable backend must keep: stores and rerankers.
+
+Each test runs once per registered implementation (stores) or per shipped one (rerankers), so a
+new backend is checked by adding it to the parameter list.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docsight.document.chunk import Chunk
+from docsight.document.model import Document, Element, ElementKind, Page, ParsedDocument, Section
+from docsight.graph import make_graph
+from docsight.index import STORES
+from docsight.index.base import Store
+from docsight.llm.client import OpenAIChatClient
+from docsight.retrieval.hit import Hit
+from docsight.retrieval.rerank import FeatureReranker, NoReranker, Reranker
+from docsight.retrieval.rerank_llm import LLMReranker
+from docsight.settings import GraphSettings
+from fixtures.fake_llm import FakeLLM, error, ok
+from fixtures.llm_fixtures import llm_settings
+
+DIM = 8
+
+
+def _document(doc_id: str, name: str, words: list[str]) -> tuple[ParsedDocument, list[Chunk]]:
+    section = Section(id=f"s-{doc_id}", title="1 Overview", level=1, page=0, order=0)
+    elements = [
+        Element(
+            id=f"{doc_id[:8]}{i:024x}",
+            kind=ElementKind.PARAGRAPH,
+            text=f"The {word} section explains {word} in detail.",
+            page=i,
+            order=i,
+            section_id=section.id,
+        )
+        for i, word in enumerate(words)
+    ]
+    document = Document(
+        id=doc_id,
+        name=name,
+        source=f"/data/{name}",
+        media_type="text/plain",
+        sha256=doc_id * 2,
+        parser="test/1",
+        pages=[Page(index=i) for i in range(len(words))],
+        sections=[section],
+        elements=elements,
+    )
+    chunks = [
+        Chunk(
+            id=f"{doc_id[:4]}{i:028x}",
+            doc_id=doc_id,
+            doc_name=name,
+            text=e.text,
+            body=e.text,
+            element_ids=[e.id],
+            pages=[e.page],
+            page=e.page,
+            order=i,
+        )
+        for i, e in enumerate(elements)
+    ]
+    return ParsedDocument(document=document), chunks
+
+
+def _vectors(n: int, seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=(n, DIM)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+@pytest.fixture(params=STORES.names())
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    instance: Store = STORES.create(request.param, tmp_path / "collection")
+    instance.bind_encoder("test-encoder", DIM)
+    yield instance
+
+
+def _put(store: Store, doc_id: str, name: str, words: list[str], seed: int) -> None:
+    parsed, chunks = _document(doc_id, name, words)
+    vectors = _vectors(len(chunks), seed)
+    graph = make_graph(parsed.document, chunks, vectors, GraphSettings(evolution="lite"))
+    store.put_document(parsed, chunks, vectors, "test/1", graph)
+
+
+def test_store_keeps_documents_with_their_graph(store: Store) -> None:
+    _put(store, "a" * 32, "alpha.txt", ["pumps", "valves", "seals"], 1)
+    _put(store, "b" * 32, "beta.txt", ["budgets", "invoices"], 2)
+    info = store.has_document("a" * 32)
+    assert info is not None and info.chunks == 3 and info.nodes > 3
+    graph = store.get_graph("a" * 32)
+    assert graph is not None and graph.doc_id == "a" * 32
+    assert {str(n.kind) for n in graph.nodes} == {"document", "section", "page", "chunk"}
+    refs = store.graph_references(["a" * 32, "b" * 32, "missing"])
+    assert sorted(r.doc_id for r in refs) == ["a" * 32, "b" * 32]
+    assert refs[0].references.get("section 1")
+
+
+def test_store_node_searches_filter_by_document_and_kind(store: Store) -> None:
+    _put(store, "a" * 32, "alpha.txt", ["pumps", "valves", "seals"], 1)
+    _put(store, "b" * 32, "beta.txt", ["budgets", "invoices"], 2)
+    store.optimize()
+    pages = store.node_text_search("valves", 10, None, ["page"])
+    assert pages and pages[0].doc_id == "a" * 32 and pages[0].page == 1
+    assert all(h.kind == "page" for h in pages)
+    assert store.node_text_search("valves", 10, ["b" * 32], ["page"]) == []
+    chunks = store.node_vector_search(_vectors(1, 9)[0], 10, ["b" * 32], ["chunk"])
+    assert len(chunks) == 2 and {h.doc_id for h in chunks} == {"b" * 32}
+    assert store.node_vector_search(_vectors(1, 9)[0], 10, [], ["chunk"]) == []
+
+
+def test_store_deletes_a_document_with_its_graph(store: Store) -> None:
+    _put(store, "a" * 32, "alpha.txt", ["pumps", "valves"], 1)
+    assert store.get_graph("a" * 32) is not None
+    store.delete_document("a" * 32)
+    assert store.get_graph("a" * 32) is None
+    assert store.node_text_search("valves", 10) == []
+    assert store.graph_references(["a" * 32]) == []
+    report = store.check()
+    assert report.ok and report.counts.get("nodes", 0) == 0
+
+
+def test_store_hides_uncommitted_graph_rows(store: Store) -> None:
+    _put(store, "a" * 32, "alpha.txt", ["pumps", "valves"], 1)
+    # A crash between the children and the documents row leaves nodes of an uncommitted
+    # document: reads must not see them, and recover removes them.
+    parsed, chunks = _document("c" * 32, "gamma.txt", ["valves", "gauges"])
+    vectors = _vectors(2, 3)
+    graph = make_graph(parsed.document, chunks, vectors, GraphSettings())
+    documents = store._table("documents")  # type: ignore[attr-defined]
+    store.put_document(parsed, chunks, vectors, "test/1", graph)
+    documents.delete(f"id = '{'c' * 32}'")
+    assert store.get_graph("c" * 32) is None
+    assert {h.doc_id for h in store.node_text_search("valves", 10)} == {"a" * 32}
+    assert store.recover() == 1
+    assert store.check().ok
+
+
+# --- rerankers -----------------------------------------------------------------------------------
+
+
+def _hits() -> list[Hit]:
+    return [
+        Hit(
+            unit="page",
+            rank=i + 1,
+            score=1.0 - i / 10,
+            doc_id="a" * 32,
+            doc_name="alpha.txt",
+            page=i,
+            chunk_id=f"aaaa{i:028x}",
+            text=f"The {w} section explains {w} in detail.",
+            ranks={"bm25": i + 1},
+        )
+        for i, w in enumerate(["pumps", "valves", "seals"])
+    ]
+
+
+@pytest.fixture
+def rerankers(tmp_path: Path, fake_llm: FakeLLM) -> Iterator[dict[str, Reranker]]:
+    store: Store = STORES.create("lance", tmp_path / "collection")
+    store.bind_encoder("test-encoder", DIM)
+    _put(store, "a" * 32, "alpha.txt", ["pumps", "valves", "seals"], 1)
+    chat = OpenAIChatClient(llm_settings(fake_llm.base_url, cache=False, max_retries=0))
+    yield {
+        "none": NoReranker(),
+        "features": FeatureReranker(store),
+        "llm": LLMReranker(chat, timeout=5.0),
+    }
+
+
+@pytest.mark.parametrize("name", ["none", "features", "llm"])
+def test_reranker_returns_the_same_hits_renumbered(
+    name: str, rerankers: dict[str, Reranker], fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(ok(json.dumps({"order": [2, 3, 1]})))
+    hits = _hits()
+    out = rerankers[name].rerank("Which section explains valves?", hits)
+    assert sorted(h.chunk_id or "" for h in out) == sorted(h.chunk_id or "" for h in hits)
+    assert [h.rank for h in out] == [1, 2, 3]
+    assert rerankers[name].last_warning is None
+    if name == "llm":
+        assert [h.page for h in out] == [1, 2, 0]
+
+
+@pytest.mark.parametrize("name", ["none", "features", "llm"])
+def test_reranker_never_raises_for_a_model_fault(
+    name: str, rerankers: dict[str, Reranker], fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(error(500))
+    hits = _hits()
+    out = rerankers[name].rerank("valves", hits)
+    assert len(out) == len(hits)
+    if name == "llm":
+        assert [h.page for h in out] == [0, 1, 2]  # the fused order
+        assert rerankers[name].last_warning
+    assert rerankers[name].rerank("valves", hits[:1]) == hits[:1]

@@ -42,6 +42,11 @@ def test_answer_in_context() -> None:
     assert answer_in_context("44.5", context) and answer_in_context("12%", context)
     assert not answer_in_context("2", context)  # "2" is inside FY2021, not a token of its own
     assert not answer_in_context("606", context)
+    # Numbers compare by value: trailing zeros of a decimal do not make another number.
+    assert answer_in_context("6063.00", context) and answer_in_context("12.0%", context)
+    assert answer_in_context("18.40%", "rezoned 18.4% of the land")
+    assert not answer_in_context("18.41%", "rezoned 18.4% of the land")
+    assert not answer_in_context("184", "rezoned 18.4% of the land")
     assert answer_in_context("revenue GREW", context)
     assert answer_in_context("['Accrued liabilities', 'Revenue']", context)
     assert not answer_in_context("['Revenue', 'Profit']", context)  # every item must appear

@@ -65,8 +65,20 @@ def normalize_answer_text(text: str) -> str:
     text = _THOUSANDS.sub("", text.translate(_QUOTES).lower())
     # Currency and percent signs are tokens of their own: "12%" holds the number 12.
     text = _NON_WORD.sub(" ", _SYMBOLS.sub(r" \1 ", text))
-    tokens = [t.strip(".-") for t in text.split()]
+    tokens = [_number_form(t.strip(".-")) for t in text.split()]
     return " " + " ".join(t for t in tokens if t) + " "
+
+
+_DECIMAL = re.compile(r"^(\d+)\.(\d*?)0+$")
+
+
+def _number_form(token: str) -> str:
+    """A decimal by its value: "18.40" and "18.4" are one number, "6063.00" is "6063"."""
+    match = _DECIMAL.match(token)
+    if match is None:
+        return token
+    whole, fraction = match.groups()
+    return f"{whole}.{fraction}" if fraction else whole
 
 
 def answer_items(answer: object) -> list[str]:

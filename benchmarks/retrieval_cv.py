@@ -242,7 +242,7 @@ def cross_validate(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--collection", type=Path, required=True)
+    parser.add_argument("--collection", type=Path)
     parser.add_argument("--grid", default="channels", choices=sorted(GRIDS))
     parser.add_argument(
         "--datasets", default="mmlongbench", help="comma-separated: " + ",".join(DATASETS)
@@ -255,8 +255,17 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument(
+        "--report", type=Path, help="only write the Markdown table of an earlier run's JSON"
+    )
     args = parser.parse_args()
+    if args.report is not None:
+        summary = json.loads(args.report.read_text())
+        args.report.with_suffix(".md").write_text(markdown(summary))
+        return
 
+    if args.collection is None:
+        parser.error("--collection is required")
     base = DocSight(args.collection)
     page_counts = {d.name: d.pages for d in base.documents()}
     evidence = {e.strip().lower() for e in args.evidence.split(",") if e.strip()} or None
@@ -302,6 +311,51 @@ def main() -> None:
     if evidence:
         stem += "-" + "+".join(sorted(evidence))
     (args.out / f"{stem}.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (args.out / f"{stem}.md").write_text(markdown(summary))
+
+
+def command(summary: dict[str, Any]) -> str:
+    """The command line that reproduces a run (the collection path is the caller's)."""
+    parts = [f"--grid {summary['grid']}", f"--kind {summary['kind']}"]
+    parts.append(f"--scope {summary['scope']}")
+    parts.append(f"--datasets {summary['datasets']}")
+    if summary.get("evidence"):
+        parts.append(f"--evidence {','.join(summary['evidence'])}")
+    return "python benchmarks/retrieval_cv.py --collection DIR " + " ".join(parts)
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    """The run as a table: one row per configuration, then the cross-validation."""
+    configs = summary["configs"]
+    metrics = [m for m in next(iter(configs.values())) if not m.endswith("_ms")]
+    evidence = summary.get("evidence")
+    lines = [
+        f"# Grid `{summary['grid']}`: {summary['kind']}, {summary['scope']} scope",
+        "",
+        f"`{command(summary)}`",
+        "",
+        f"{summary['questions']} questions on {summary['documents']} documents "
+        f"({summary['datasets']}" + (f", evidence {'/'.join(evidence)}" if evidence else "") + "). "
+        "Latency is per question on this 2-core machine.",
+        "",
+        "| configuration | " + " | ".join(metrics) + " | p50 ms | p95 ms |",
+        "| --- | " + " | ".join("---:" for _ in metrics) + " | ---: | ---: |",
+    ]
+    for name, row in configs.items():
+        cells = [f"{row[m]:.0f}" if m == "source_chars" else f"{row[m]:.3f}" for m in metrics]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {row['p50_ms']} | {row['p95_ms']} |")
+    cv = summary["cv"]
+    picked = ", ".join(f"{n} ({k})" for n, k in cv["picked"].items())
+    seeds = ", ".join(f"{e:.3f}" for e in cv["cross_validated_per_seed"])
+    lines += [
+        "",
+        f"**{cv['metric']}**: dev-fit {cv['dev_fit']:.3f} ({cv['dev_fit_config']}); "
+        f"leave-documents-out cross-validated {cv['cross_validated']:.3f} (per seed {seeds}).",
+        "",
+        f"Configuration chosen per fold: {picked}.",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from docsight.document.chunk import Chunk
 from docsight.retrieval.adaptive import adaptive_k, high_component
 from docsight.retrieval.expand import expand, expansion
+from docsight.retrieval.hit import Hit
 from docsight.retrieval.locate import NamedRef, mentions_location, named_references
+from docsight.retrieval.rerank import feature_names, features, load_weights, page_evidence
 
 
 def test_gmm_keeps_the_high_cluster() -> None:
@@ -67,3 +70,52 @@ def test_named_references_in_questions() -> None:
     assert named_references("Which sections discuss the tables of results?") == []
     assert mentions_location("What is on page 14?")
     assert not mentions_location("What is the revenue?")
+
+
+def _page_hit(page: int, score: float, ranks: dict[str, int]) -> Hit:
+    return Hit(
+        unit="page",
+        rank=page + 1,
+        score=score,
+        doc_id="d" * 32,
+        doc_name="report.pdf",
+        page=page,
+        text="",
+        ranks=ranks,
+    )
+
+
+def _chunk(page: int, body: str, kind: str = "text") -> Chunk:
+    return Chunk(
+        id=f"{page:032x}",
+        doc_id="d" * 32,
+        doc_name="report.pdf",
+        text=body,
+        body=body,
+        kind=kind,
+        page=page,
+        order=page,
+    )
+
+
+def test_rerank_features_read_the_page_evidence() -> None:
+    hits = [_page_hit(0, 0.05, {"bm25": 1}), _page_hit(1, 0.04, {"dense": 2, "locate": 1})]
+    evidence = [
+        page_evidence([_chunk(0, "Revenue grew in every region during 2021.")]),
+        page_evidence([_chunk(1, "| Region | 2021 |\n| North | 120 |", kind="table")]),
+    ]
+    x = features("Which table shows the 2021 revenue by region?", hits, evidence)
+    names = feature_names()
+    row0, row1 = dict(zip(names, x[0], strict=True)), dict(zip(names, x[1], strict=True))
+    assert row0["fused"] == 1.0 and row1["fused"] == pytest.approx(0.8)
+    assert row0["rank_bm25"] == 0.5 and row0["rank_dense"] == 0.0
+    assert row1["rank_locate"] == 0.5 and row1["rank_dense"] == pytest.approx(1 / 3)
+    assert row1["kind"] == 1.0 and row0["kind"] == 0.0  # the question asks for a table
+    assert row0["numbers"] == 1.0 and row1["numbers"] == 1.0  # "2021" on both pages
+    assert row0["coverage"] > row1["coverage"]  # "revenue" is only on page 0
+    assert row0["neighbour"] == pytest.approx(0.8) and row1["neighbour"] == 1.0
+
+
+def test_shipped_rerank_weights_match_the_features() -> None:
+    weights = load_weights()
+    assert len(weights) == len(feature_names())

@@ -16,11 +16,12 @@ from docsight.agents.answer import Answer, Source
 from docsight.document.model import Document
 from docsight.encoders.base import Encoder
 from docsight.errors import (
-    AmbiguousDocumentError,
     CollectionLockedError,
     CollectionNotFoundError,
     DocumentNotFoundError,
+    EmptyQuestionError,
     LLMError,
+    PathNotFoundError,
     UsageError,
 )
 from docsight.index.base import CheckProblem, CheckReport, CollectionStats, DocumentInfo, Store
@@ -116,9 +117,15 @@ class DocSight:
 
     def _require_collection(self) -> None:
         if not self.store.exists:  # type: ignore[attr-defined]
-            raise CollectionNotFoundError(
-                f"no collection at {self.path.resolve()}; create one with `docsight ingest PATH`"
-            )
+            raise self._not_found()
+
+    def _not_found(self) -> CollectionNotFoundError:
+        where = self.path.resolve()
+        why = "" if self.path.exists() else " (no such directory)"
+        return CollectionNotFoundError(
+            f"no collection at {where}{why}; check --collection (or $DOCSIGHT_COLLECTION_DIR), "
+            "or create one with `docsight ingest PATH`"
+        )
 
     def _check_encoder(self) -> None:
         bound = self.store.encoder_fingerprint()
@@ -170,6 +177,10 @@ class DocSight:
 
         if isinstance(paths, str | Path):
             paths = [paths]
+        # A mistyped path is a usage error, found before the collection is created or touched.
+        missing = [str(p) for p in paths if not Path(p).exists()]
+        if missing:
+            raise PathNotFoundError(missing)
         lock = self._locked()
         try:
             if self.store.exists:  # type: ignore[attr-defined]
@@ -275,27 +286,22 @@ class DocSight:
     # --- reading -------------------------------------------------------------------------------
 
     def documents(self) -> list[DocumentInfo]:
+        """The collection's documents; empty for a collection directory with nothing stored yet,
+        :class:`CollectionNotFoundError` when the directory does not exist (a mistyped path)."""
         if not self.store.exists:  # type: ignore[attr-defined]
+            if not self.path.exists():
+                raise self._not_found()
             return []
         return self.store.list_documents()
 
     def resolve(self, ref: str, docs: Sequence[DocumentInfo] | None = None) -> DocumentInfo:
-        """The document a name, path, id or unique id prefix refers to."""
+        """The document a name, path, id or unique id prefix refers to; also a name without
+        its extension or a unique prefix of a name (both ignoring case). A miss names the
+        closest document names."""
+        from docsight.index.names import resolve_document
+
         docs = self.documents() if docs is None else docs
-        for match in (
-            lambda d: d.id == ref,
-            lambda d: d.name == ref,
-            lambda d: d.source == ref or d.source == str(Path(ref).resolve()),
-            lambda d: d.name.lower() == ref.lower(),
-            lambda d: len(ref) >= 6 and d.id.startswith(ref),
-        ):
-            found = [d for d in docs if match(d)]
-            if len(found) == 1:
-                return found[0]
-            if len(found) > 1:
-                names = ", ".join(f"{d.name} ({d.id[:10]})" for d in found)
-                raise AmbiguousDocumentError(f"{ref!r} matches several documents: {names}")
-        raise DocumentNotFoundError(f"no document {ref!r} in {self.path}")
+        return resolve_document(ref, docs, self.path)
 
     def document(self, ref: str) -> Document:
         self._require_collection()
@@ -430,6 +436,7 @@ class DocSight:
         from docsight.query.question import clean_question
 
         question, bad_bytes = clean_question(question)
+        _require_words(question)
         analysis = None
         asked = question
         if image is not None:
@@ -446,6 +453,10 @@ class DocSight:
             found = [s.text for s in sources if s.via not in ("page", "neighbour")]
             evidence = measure(asked, found or [s.text for s in sources], self.encoder())
             answer = self._answer(asked, sources, evidence)
+        # Whoever wrote the answer, its citations are numbered 1..n in the order it cites them.
+        from docsight.agents.answer import number_citations
+
+        answer = number_citations(answer)
         if analysis is not None:
             answer.question = question
             answer.warnings.extend(analysis.warnings)
@@ -478,6 +489,7 @@ class DocSight:
         cleaned, warning = clean_question(text)
         if warning is not None:
             log.warning("%s", warning)
+        _require_words(cleaned)
         return cleaned
 
     def _answer(self, question: str, sources: Any, evidence: Any) -> Answer:
@@ -500,4 +512,14 @@ class DocSight:
                 return fallback
         return ExtractiveAnswerer(self.encoder, self.settings.answer).answer(
             question, sources, evidence
+        )
+
+
+def _require_words(question: str) -> None:
+    """A blank question would be searched and answered "Not answerable": refuse it instead."""
+    if not any(ch.isalnum() for ch in question):
+        raise EmptyQuestionError(
+            "the question is empty"
+            if not question.strip()
+            else f"the question {question.strip()[:40]!r} has no words to search for"
         )

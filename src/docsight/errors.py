@@ -14,6 +14,9 @@ class DocsightError(Exception):
     """Base class of every error docsight raises on purpose."""
 
     code = "docsight_error"
+    #: The command line's exit status for this error: 2 for usage errors (a bad argument, path
+    #: or setting, fixed by asking differently), 1 for everything else.
+    exit_status = 1
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -51,10 +54,25 @@ class MissingDependencyError(ConfigurationError):
         self.extra = extra
 
 
+class InvalidSettingError(ConfigurationError):
+    """A setting (an environment variable such as ``DOCSIGHT_LLM_TIMEOUT``, or a value given in
+    code) has a value it cannot take. The message names the variable, the value and what is
+    allowed; the CLI exits with status 2, as for any usage error."""
+
+    code = "invalid_setting"
+    exit_status = 2
+
+    def __init__(self, message: str, variables: list[str] | None = None) -> None:
+        super().__init__(message)
+        #: The environment variables at fault, in the order reported.
+        self.variables = variables or []
+
+
 class UnknownBackendError(ConfigurationError):
     """A registry was asked for a name it does not know."""
 
     code = "unknown_backend"
+    exit_status = 2
 
 
 # --- ingestion ---------------------------------------------------------------------------------
@@ -133,9 +151,10 @@ class SchemaVersionError(StoreError):
 
 
 class CollectionNotFoundError(StoreError):
-    """No collection exists at the given directory."""
+    """No collection exists at the given directory (a usage error: exit status 2)."""
 
     code = "collection_not_found"
+    exit_status = 2
 
 
 class CollectionLockedError(StoreError):
@@ -145,7 +164,10 @@ class CollectionLockedError(StoreError):
 
 
 class DocumentNotFoundError(StoreError):
+    """No document by that name, id or page; the message names the closest names."""
+
     code = "document_not_found"
+    exit_status = 2
 
 
 class StorageFullError(StoreError):
@@ -169,6 +191,7 @@ class CollectionDamagedError(StoreError):
 
 class AmbiguousDocumentError(StoreError):
     code = "ambiguous_document"
+    exit_status = 2
 
 
 # --- models ------------------------------------------------------------------------------------
@@ -220,15 +243,36 @@ class EncoderError(DocsightError):
 
 
 class UsageError(DocsightError):
-    """An argument is out of range or of the wrong kind (the API's version of a CLI usage error)."""
+    """An argument is out of range or of the wrong kind (the API's version of a CLI usage error).
+    The CLI exits with status 2."""
 
     code = "usage_error"
+    exit_status = 2
+
+
+class EmptyQuestionError(UsageError):
+    """A question (or search query) with no words in it."""
+
+    code = "empty_question"
+
+
+class PathNotFoundError(UsageError):
+    """A file or folder named for ingestion does not exist; nothing was created or changed."""
+
+    code = "path_not_found"
+
+    def __init__(self, paths: list[str]) -> None:
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        noun = "path does" if len(paths) == 1 else "paths do"
+        super().__init__(f"no such file or folder: {shown} (the {noun} not exist; nothing done)")
+        self.paths = paths
 
 
 class QueryImageError(DocsightError):
     """A query image could not be used: unreadable, not an image, or over a limit."""
 
     code = "bad_query_image"
+    exit_status = 2
 
     def __init__(self, source: str, reason: str) -> None:
         super().__init__(f"{source}: {reason}")

@@ -7,11 +7,104 @@ Every tunable lives here, grouped by concern. Each group reads its own environme
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
+
+from docsight.errors import InvalidSettingError
+
+
+class _Settings(BaseSettings):
+    """Settings whose invalid values raise :class:`InvalidSettingError` naming the environment
+    variable, the value and what is allowed, instead of pydantic's multi-line report."""
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise _invalid(type(self), exc) from exc
+        except SettingsError as exc:
+            raise _undecodable(type(self), exc) from exc
+
+
+def env_name(model: type[BaseSettings], field: str) -> str:
+    """The environment variable that sets ``field`` of a settings group."""
+    info = model.model_fields.get(field)
+    alias = info.validation_alias if info is not None else None
+    if isinstance(alias, AliasChoices) and isinstance(alias.choices[0], str):
+        return alias.choices[0]
+    if isinstance(alias, str):
+        return alias
+    return f"{model.model_config.get('env_prefix', '')}{field}".upper()
+
+
+def _shown(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def _invalid(model: type[BaseSettings], exc: ValidationError) -> InvalidSettingError:
+    parts: list[str] = []
+    names: list[str] = []
+    for error in exc.errors(include_url=False):
+        field = str(error["loc"][0]) if error["loc"] else ""
+        name = env_name(model, field) if field else model.__name__
+        rule = error["msg"]
+        rule = rule[:1].lower() + rule[1:]
+        if field and (default := _default(model, field)) is not None:
+            rule += f" (default {default})"
+        item = (
+            f" (item {error['loc'][1] + 1})"
+            if len(error["loc"]) > 1 and isinstance(error["loc"][1], int)
+            else ""
+        )
+        parts.append(f"{name}={_shown(error.get('input'))}{item}: {rule}")
+        names.append(name)
+    return InvalidSettingError("invalid setting " + "; ".join(parts), names)
+
+
+def _default(model: type[BaseSettings], field: str) -> str | None:
+    info = model.model_fields.get(field)
+    if info is None:
+        return None
+    factory = info.default_factory
+    value = factory() if factory is not None else info.default  # type: ignore[call-arg]
+    if value is None or isinstance(value, BaseSettings):
+        return None
+    return json.dumps(value) if isinstance(value, list | dict) else str(value)
+
+
+def _undecodable(model: type[BaseSettings], exc: SettingsError) -> InvalidSettingError:
+    """A structured value (a mapping) that is not valid JSON in its environment variable."""
+    import os
+
+    match = re.search(r'field "(\w+)"', str(exc))
+    field = match.group(1) if match else ""
+    name = env_name(model, field) if field else model.__name__
+    value = next((v for k, v in os.environ.items() if k.upper() == name), "")
+    example = _default(model, field) if field else None
+    hint = f", e.g. {example}" if example else ""
+    return InvalidSettingError(
+        f"invalid setting {name}={_shown(value)}: expected JSON{hint}", [name]
+    )
+
+
+def _split_list(value: Any) -> Any:
+    """A list setting from the environment: JSON (``["bm25", "dense"]``) or comma-separated
+    words (``bm25,dense``)."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return value  # reported by validation, with the variable's name
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def _group(prefix: str) -> SettingsConfigDict:
@@ -26,7 +119,7 @@ def _group(prefix: str) -> SettingsConfigDict:
     )
 
 
-class LLMSettings(BaseSettings):
+class LLMSettings(_Settings):
     """An OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp, OpenAI).
 
     The LLM is used only when ``model`` is set; otherwise every feature runs offline.
@@ -77,7 +170,7 @@ class VLMSettings(LLMSettings):
     max_calls_per_document: int = Field(default=60, ge=0)
 
 
-class EmbedSettings(BaseSettings):
+class EmbedSettings(_Settings):
     model_config = _group("DOCSIGHT_EMBED_")
 
     #: ``minilm-onnx`` (offline, default) or ``openai`` (an OpenAI-compatible /embeddings endpoint).
@@ -93,7 +186,7 @@ class EmbedSettings(BaseSettings):
     timeout: float = Field(default=60.0, gt=0)
 
 
-class ParseSettings(BaseSettings):
+class ParseSettings(_Settings):
     model_config = _group("DOCSIGHT_PARSE_")
 
     max_file_mb: float = Field(default=512.0, gt=0)
@@ -133,7 +226,7 @@ class ParseSettings(BaseSettings):
     min_font_pt: float = Field(default=2.0, ge=0.0, le=12.0)
 
 
-class IngestSettings(BaseSettings):
+class IngestSettings(_Settings):
     """How files are parsed: in worker processes with per-file limits, or in-process.
 
     Parsing libraries crash, hang and exhaust memory on hostile files; a worker process holds
@@ -180,7 +273,7 @@ class IngestSettings(BaseSettings):
         return self.workers or max(1, min(2, os.cpu_count() or 1))
 
 
-class ChunkSettings(BaseSettings):
+class ChunkSettings(_Settings):
     model_config = _group("DOCSIGHT_CHUNK_")
 
     #: ``auto`` (element chunks for reports, page chunks for slide decks), ``element``,
@@ -194,7 +287,7 @@ class ChunkSettings(BaseSettings):
     section_prefix: bool = True
 
 
-class GraphSettings(BaseSettings):
+class GraphSettings(_Settings):
     """The content graph and summary tree built for every document at ingestion."""
 
     model_config = _group("DOCSIGHT_GRAPH_")
@@ -221,14 +314,17 @@ class GraphSettings(BaseSettings):
     max_model_calls: int = Field(default=200, ge=0)
 
 
-class RetrievalSettings(BaseSettings):
+class RetrievalSettings(_Settings):
     model_config = _group("DOCSIGHT_RETRIEVAL_")
 
     #: Chunk channels ``bm25``, ``dense`` and ``graph`` (evolved vectors of the content graph);
     #: page channels ``page_bm25`` (BM25 over whole pages), ``tree`` (the summary tree,
     #: top-down), ``locate`` (pages and parts the question names: "page 14", "Table 3",
     #: "Appendix B", "the last chart") and ``page_ref`` (page words only).
-    channels: list[str] = Field(default_factory=lambda: ["bm25", "dense", "page_bm25", "locate"])
+    channels: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["bm25", "dense", "page_bm25", "locate"]
+    )
+    _channels_list = field_validator("channels", mode="before")(_split_list)
     rrf_k: int = Field(default=60, ge=1)
     #: Per-channel weights of reciprocal rank fusion (1 when absent). A page the question names
     #: explicitly is strong evidence, hence the weight of the locator; BM25's 1.5 was chosen by
@@ -262,7 +358,7 @@ class RetrievalSettings(BaseSettings):
     vector_index_min_rows: int = Field(default=50_000, ge=256)
 
 
-class AnswerSettings(BaseSettings):
+class AnswerSettings(_Settings):
     model_config = _group("DOCSIGHT_ANSWER_")
 
     #: Hits read when ``adaptive`` is off or ``ask`` is given ``k`` (the readout adds what
@@ -294,7 +390,7 @@ Stream = Literal["A", "B", "C"]
 _ALL_STREAMS: tuple[Stream, ...] = ("A", "B", "C")
 
 
-class ImageQuerySettings(BaseSettings):
+class ImageQuerySettings(_Settings):
     """Questions asked with an image (VISA): routing, typed parsing, three streams, fusion."""
 
     model_config = _group("DOCSIGHT_IMAGE_")
@@ -309,14 +405,15 @@ class ImageQuerySettings(BaseSettings):
     min_confidence: float = Field(default=0.2, ge=0.0, le=1.0)
     random_seed: int = 0
     #: Typed parsers that may run (all when None); leaving one out is an ablation.
-    parsers: list[str] | None = None
+    parsers: Annotated[list[str] | None, NoDecode] = None
     #: Parsers run in parallel, each with this time budget in seconds.
     parser_timeout: float = Field(default=120.0, gt=0)
     #: ``auto`` (the vision model when configured, else an offline caption), ``vlm``,
     #: ``offline`` or ``none``.
     caption: Literal["auto", "vlm", "offline", "none"] = "auto"
     #: Streams searched: A = the question, B = question + typed text, C = question + caption.
-    streams: list[Stream] = Field(default_factory=lambda: list(_ALL_STREAMS))
+    streams: Annotated[list[Stream], NoDecode] = Field(default_factory=lambda: list(_ALL_STREAMS))
+    _lists = field_validator("parsers", "streams", mode="before")(_split_list)
     #: ``rrf`` (reciprocal rank, k = ``rrf_k``) or ``weighted`` (confidence-weighted linear fusion
     #: of min-max normalised scores).
     fusion: Literal["rrf", "weighted"] = "weighted"
@@ -333,7 +430,7 @@ class ImageQuerySettings(BaseSettings):
     max_file_mb: float = Field(default=32.0, gt=0)
 
 
-class Settings(BaseSettings):
+class Settings(_Settings):
     """Everything configurable in docsight."""
 
     model_config = SettingsConfigDict(

@@ -81,11 +81,12 @@ def test_human_output(text_collection: Path) -> None:
 
 
 def test_errors_are_messages_with_exit_code(tmp_path: Path, text_collection: Path) -> None:
+    # A collection or document that is not there is a usage error (exit status 2).
     result = runner.invoke(app, ["-c", str(tmp_path / "none"), "search", "x"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "no collection at" in result.stderr and "Traceback" not in result.stderr
     code, out = run("-c", str(text_collection), "rm", "missing.pdf", "--json")
-    assert code == 1 and json.loads(out)["error"]["code"] == "document_not_found"
+    assert code == 2 and json.loads(out)["error"]["code"] == "document_not_found"
 
 
 def test_strict_flag_controls_exit_status(tmp_path: Path) -> None:

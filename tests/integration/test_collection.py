@@ -14,6 +14,7 @@ from docsight.errors import (
     CollectionNotFoundError,
     ConfigurationError,
     DocumentNotFoundError,
+    PathNotFoundError,
     SchemaVersionError,
     StoreError,
 )
@@ -99,12 +100,16 @@ def test_bad_file_fails_alone_with_a_reason(corpus: Path, tmp_path: Path) -> Non
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")
     ds = DocSight(tmp_path / "col")
-    report = ds.ingest([junk, empty, tmp_path / "missing.md", corpus])
+    # A path that does not exist is a mistake in the command, refused before anything is made.
+    with pytest.raises(PathNotFoundError, match=r"missing\.md"):
+        ds.ingest([junk, empty, tmp_path / "missing.md", corpus])
+    assert not (tmp_path / "col").exists()
+    report = ds.ingest([junk, empty, corpus])
     failed = {f.name: f for f in report.failed}
-    assert set(failed) == {"junk.pdf", "empty.txt", "missing.md"}
+    assert set(failed) == {"junk.pdf", "empty.txt"}
     assert failed["junk.pdf"].error_code == "unsupported_format"
     assert "binary" in (failed["junk.pdf"].reason or "")
-    assert failed["missing.md"].reason == "no such file"
+    assert failed["empty.txt"].reason == "file is empty"
     assert len(report.added) == 2
 
 

@@ -77,7 +77,7 @@ def test_image_must_be_a_regular_file(
         result = CliRunner().invoke(
             app, ["-c", str(text_collection), command, "chart", "--image", str(image), "--json"]
         )
-        assert result.exit_code == 1
+        assert result.exit_code == 2  # a usage error: the file given is not an image
         error = json.loads(result.stdout)["error"]
         assert error["code"] == "bad_query_image" and reason in error["message"]
 

@@ -290,7 +290,7 @@ def test_query_images_are_checked_and_named_in_errors(tmp_path: Path) -> None:
         load_query_image(tmp_path / "missing.png", settings, ocr=False)
     fake = tmp_path / "notes.png"
     fake.write_text("this is text, not a PNG")
-    with pytest.raises(QueryImageError, match=r"notes\.png: not a readable image"):
+    with pytest.raises(QueryImageError, match=r"notes\.png: not an image: its content is none of"):
         load_query_image(fake, settings, ocr=False)
     big = tmp_path / "big.png"
     Image.new("RGB", (200, 100)).save(big)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -93,3 +94,62 @@ class Answer(BaseModel):
             evidence=round(evidence, 4),
             model=model,
         )
+
+
+_MARKER = re.compile(r"\[(\d+)\]")
+
+
+def number_citations(answer: Answer) -> Answer:
+    """The answer with its cited sources numbered 1, 2, ... in the order the text first cites
+    them, the same numbers in ``citations`` and ``sources`` (sources the answer does not cite
+    follow, in their order). Answerers number sources in reading order, so an answer citing
+    the second and fourth read ``[2] ... [4]``; a reader expects ``[1] ... [2]``.
+
+    Only ``[n]`` markers of cited sources change, and none inside a quoted passage (a paper's
+    own "[4]" quoted by the extractive answerer stays as written). ``removed_citations`` keep
+    the numbers the model wrote. Which sources are cited, and the words, do not change.
+    """
+    cited = {c.n for c in answer.citations}
+    if not cited:
+        return answer
+    text = answer.answer
+    quoted = _quoted_spans(text, [c.quote for c in answer.citations if c.quote])
+    markers = [
+        m
+        for m in _MARKER.finditer(text)
+        if int(m.group(1)) in cited and not any(a <= m.start() < b for a, b in quoted)
+    ]
+    order = list(dict.fromkeys(int(m.group(1)) for m in markers))
+    order += sorted(cited - set(order))
+    mapping = {old: new for new, old in enumerate(order, start=1)}
+    for source in sorted(answer.sources, key=lambda s: s.n):
+        mapping.setdefault(source.n, len(mapping) + 1)
+    if all(old == new for old, new in mapping.items()):
+        return answer
+    pieces: list[str] = []
+    last = 0
+    for m in markers:
+        pieces.append(text[last : m.start()])
+        pieces.append(f"[{mapping[int(m.group(1))]}]")
+        last = m.end()
+    pieces.append(text[last:])
+    citations = sorted(
+        (c.model_copy(update={"n": mapping[c.n]}) for c in answer.citations), key=lambda c: c.n
+    )
+    sources = sorted(
+        (s.model_copy(update={"n": mapping.get(s.n, s.n)}) for s in answer.sources),
+        key=lambda s: s.n,
+    )
+    return answer.model_copy(
+        update={"answer": "".join(pieces), "citations": citations, "sources": sources}
+    )
+
+
+def _quoted_spans(text: str, quotes: Sequence[str]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for quote in quotes:
+        start = text.find(quote)
+        while start != -1:
+            spans.append((start, start + len(quote)))
+            start = text.find(quote, start + 1)
+    return spans

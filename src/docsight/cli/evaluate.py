@@ -12,7 +12,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from docsight.cli import render
-from docsight.cli.main import JsonOption, _errors, app, console, err_console, state
+from docsight.cli.main import (
+    JsonOption,
+    _errors,
+    app,
+    console,
+    err_console,
+    state,
+)
 from docsight.evaluation.runner import Kind, Scope
 
 eval_app = typer.Typer(
@@ -28,12 +35,12 @@ DatasetArg = Annotated[
 ]
 DocsOption = Annotated[
     Path | None,
-    typer.Option("--docs", help="Folder with the documents [default: next to the dataset]."),
+    typer.Option("--docs", help="Folder with the documents \\[default: next to the dataset]."),
 ]
 FormatOption = Annotated[
     str | None,
     typer.Option(
-        "--format", help="mmlongbench, mmdocir, vidoseek, mmquery or jsonl [default: detected]."
+        "--format", help="mmlongbench, mmdocir, vidoseek, mmquery or jsonl \\[default: detected]."
     ),
 ]
 ScopeOption = Annotated[
@@ -48,10 +55,21 @@ KOption = Annotated[
 ]
 OutOption = Annotated[
     Path | None,
-    typer.Option("--out", help="Run directory [default: eval-runs/<time>-<dataset>-<kind>]."),
+    typer.Option("--out", help="Run directory \\[default: eval-runs/<time>-<dataset>-<kind>]."),
 ]
 LimitOption = Annotated[
     int | None, typer.Option("--limit", min=1, help="Only the first N questions.")
+]
+EvalCollectionOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--collection",
+        "-c",
+        show_default=False,
+        help="Collection to ingest the documents into and evaluate \\[default: "
+        ".docsight-eval/<folder>-<fingerprint>, reused while the documents and settings stay "
+        "the same]; accepted before or after the command name.",
+    ),
 ]
 ImagesOption = Annotated[
     bool,
@@ -164,9 +182,12 @@ def eval_retrieval(
     out: OutOption = None,
     limit: LimitOption = None,
     images: ImagesOption = True,
+    collection: EvalCollectionOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Page retrieval: recall@k, precision, nDCG, MRR, hit@k (and region recall for MMDocIR)."""
+    if collection is not None:
+        state.collection = collection
     _run("retrieval", dataset, docs, fmt, scope, k, out, limit, False, as_json, images)
 
 
@@ -183,10 +204,15 @@ def eval_qa(
         bool, typer.Option("--judge/--no-judge", help="Judge answers with the configured LLM.")
     ] = True,
     images: ImagesOption = True,
+    collection: EvalCollectionOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Answers: exact match, token F1/recall, MMLongBench accuracy, answer-in-context@5,
-    abstention; with an LLM also a 1-5 judge, atomic-fact precision/recall and faithfulness."""
+    """Answers: exact match, token F1/recall, MMLongBench accuracy, answer-in-context@5.
+
+    Also abstention; with an LLM a 1-5 judge, atomic-fact precision/recall and faithfulness.
+    """
+    if collection is not None:
+        state.collection = collection
     _run("qa", dataset, docs, fmt, scope, k, out, limit, judge, as_json, images)
 
 

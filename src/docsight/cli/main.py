@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from docsight.cli import render
 from docsight.errors import DocsightError
 
+# Help text is rich markup: a literal "[" must be written "\\[" or it vanishes with what
+# follows (tests/e2e/test_cli_help.py renders every command's help to catch it).
 app = typer.Typer(
     name="docsight",
     help="Ask questions over your documents and get answers with cited pages, offline by default.",
+    epilog=(
+        "Answers are quoted from the sources offline. To have a language model write them, set "
+        "DOCSIGHT_LLM_MODEL, DOCSIGHT_LLM_BASE_URL (an OpenAI-compatible endpoint: vLLM, Ollama, "
+        "llama.cpp, OpenAI) and DOCSIGHT_LLM_API_KEY if it needs one; `docsight info` shows "
+        "what is configured. Every setting is an environment variable DOCSIGHT_<GROUP>_<FIELD> "
+        "(see the README)."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -30,7 +38,20 @@ err_console = Console(stderr=True)
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 DocOption = Annotated[
     list[str] | None,
-    typer.Option("--doc", "-d", help="Restrict to a document (name or id); repeatable."),
+    typer.Option(
+        "--doc",
+        "-d",
+        help="Restrict to a document: its name (with or without the extension, or a unique "
+        "start of it) or id; repeatable.",
+    ),
+]
+_COLLECTION_HELP = (
+    "Collection directory \\[default: $DOCSIGHT_COLLECTION_DIR or ./.docsight]; accepted "
+    "before or after the command name."
+)
+CollectionOption = Annotated[
+    Path | None,
+    typer.Option("--collection", "-c", help=_COLLECTION_HELP, show_default=False),
 ]
 ImageOption = Annotated[
     Path | None,
@@ -59,14 +80,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    collection: Annotated[
-        Path | None,
-        typer.Option(
-            "--collection",
-            "-c",
-            help="Collection directory [default: ./.docsight or $DOCSIGHT_COLLECTION_DIR].",
-        ),
-    ] = None,
+    collection: CollectionOption = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -77,15 +91,19 @@ def _main(
     state.collection = collection
 
 
-def _docsight() -> Any:
+def _docsight(collection: Path | None = None) -> Any:
+    """The facade over the collection named after the command (``collection``) or before it."""
     from docsight.api import DocSight
 
+    if collection is not None:
+        state.collection = collection
     return DocSight(state.collection)
 
 
 @contextmanager
 def _errors(as_json: bool) -> Iterator[None]:
-    """Turn docsight errors into a message and exit code 1, never a traceback."""
+    """Turn docsight errors into a one-line message and an exit status, never a traceback:
+    2 for usage errors (a bad argument, path or setting), 1 for the rest."""
     try:
         try:
             yield
@@ -102,8 +120,10 @@ def _errors(as_json: bool) -> Iterator[None]:
         if as_json:
             render.print_json(console, {"error": {"code": exc.code, "message": exc.message}})
         else:
-            err_console.print(f"[red]error[/red] ({exc.code}): {render.safe(exc.message)}")
-        raise typer.Exit(1) from exc
+            err_console.print(
+                f"[red]error[/red] ({exc.code}): {render.safe(exc.message)}", soft_wrap=True
+            )
+        raise typer.Exit(exc.exit_status) from exc
 
 
 def _clean_question(text: str) -> str:
@@ -120,55 +140,42 @@ def _clean_question(text: str) -> str:
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or directories to ingest.")],
+    collection: CollectionOption = None,
     as_json: JsonOption = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit with status 1 if any file failed.")
     ] = False,
 ) -> None:
-    """Parse, chunk, embed and store documents. Unchanged files are skipped."""
-    with _errors(as_json):
-        ds = _docsight()
-        if as_json:
-            report = ds.ingest(paths)
-        else:
-            with _progress() as progress_cb:
+    """Parse, chunk, embed and store documents; unchanged files are skipped.
+
+    A terminal shows progress in pages with the time left; piped or logged output gets a line
+    per file as it finishes. Ctrl-C keeps every file stored by then and lists the rest.
+    """
+    from docsight.cli.progress import ingest_progress, interrupted
+    from docsight.ingest.report import IngestInterrupted
+
+    lines = not as_json and not console.is_terminal
+    try:
+        with _errors(as_json):
+            ds = _docsight(collection)
+            with ingest_progress(console, err_console, lines=lines) as progress_cb:
                 report = ds.ingest(paths, progress=progress_cb)
+    except IngestInterrupted as stop:
+        if as_json:
+            render.print_json(
+                console, {**stop.report.model_dump(mode="json"), "counts": stop.report.counts()}
+            )
+        else:
+            interrupted(err_console, stop.report)
+        raise typer.Exit(130) from None
     if as_json:
         render.print_json(console, {**report.model_dump(mode="json"), "counts": report.counts()})
     else:
-        render.ingest_report(console, report)
+        render.ingest_report(console, report, table=not lines)
         for warning in report.warnings:
             err_console.print(f"[yellow]warning[/yellow]: {render.safe(warning)}")
     if strict and report.failed:
         raise typer.Exit(1)
-
-
-@contextmanager
-def _progress() -> Iterator[Callable[[Any], None]]:
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("[dim]{task.fields[file]}"),
-    )
-    with Progress(*columns, console=err_console, transient=True) as progress:
-        task = progress.add_task("ingesting", total=None, file="")
-
-        def update(event: Any) -> None:
-            if event.stage == "optimize":
-                progress.update(task, description="indexing", file="")
-                return
-            completed = event.index if event.stage == "done" else event.index - 1
-            progress.update(
-                task,
-                total=event.total,
-                completed=completed,
-                description=event.stage if event.stage != "done" else "ingesting",
-                file=render.safe(Path(event.path).name),
-            )
-
-        yield update
 
 
 @app.command()
@@ -178,21 +185,27 @@ def search(
     doc: DocOption = None,
     pages: Annotated[bool, typer.Option("--pages", help="Rank pages instead of chunks.")] = False,
     image: ImageOption = None,
+    collection: CollectionOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Hybrid search (BM25 + dense) over the collection; with --image, also by what the image
-    shows. JSON output is a list of results, or {"image": ..., "results": [...]} with --image."""
+    """Search the collection by keywords, meaning and the pages or parts a query names.
+
+    --image adds what an image shows. JSON output is a list of results, or an object with
+    "image" and "results" with --image; "page" is 0-based there and "page_number" is the
+    1-based page shown on screen.
+    """
     unit: Literal["chunk", "page"] = "page" if pages else "chunk"
     with _errors(as_json):
         query = _clean_question(query)
-        ds = _docsight()
+        ds = _docsight(collection)
         analysis = ds.analyze_image(image) if image is not None else None
         results = ds.search(query, k=k, doc_names=doc, unit=unit, image=analysis)
     if as_json:
+        payload = render.with_page_numbers(render.to_jsonable(results))
         if analysis is None:
-            render.print_json(console, results)
+            render.print_json(console, payload)
         else:
-            render.print_json(console, {"image": analysis.to_json(), "results": results})
+            render.print_json(console, {"image": analysis.to_json(), "results": payload})
     else:
         if analysis is not None:
             render.image_analysis(console, analysis)
@@ -204,19 +217,35 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     doc: DocOption = None,
     k: Annotated[
-        int | None, typer.Option("--k", "-k", min=1, max=50, help="Sources to use.")
+        int | None,
+        typer.Option(
+            "--k",
+            "-k",
+            min=1,
+            max=50,
+            show_default=False,
+            help="Search results to read \\[default: chosen per question, 3 to 8 "
+            "(DOCSIGHT_ANSWER_K_MIN, _K_MAX)].",
+        ),
     ] = None,
     image: ImageOption = None,
+    collection: CollectionOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Answer a question with numbered citations to pages and regions; with --image, a question
-    about an image (JSON output then carries the image's analysis under "image")."""
+    """Answer a question with numbered citations to pages and regions.
+
+    Offline, the answer quotes the sources ("extractive"); with DOCSIGHT_LLM_MODEL and
+    DOCSIGHT_LLM_BASE_URL set, a language model writes it from the sources. Citations are
+    numbered 1, 2, ... in the order the answer cites them. --image asks about an image too, and
+    JSON output then carries its analysis under "image"; "page" is 0-based in JSON,
+    "page_number" 1-based as on screen.
+    """
     with _errors(as_json):
-        ds = _docsight()
+        ds = _docsight(collection)
         analysis = ds.analyze_image(image) if image is not None else None
         result = ds.ask(question, doc_names=doc, k=k, image=analysis)
     if as_json:
-        payload = render.to_jsonable(result)
+        payload = render.with_page_numbers(render.to_jsonable(result))
         if analysis is not None:
             payload["image"] = analysis.to_json()
         render.print_json(console, payload)
@@ -227,10 +256,10 @@ def ask(
 
 
 @app.command()
-def docs(as_json: JsonOption = False) -> None:
+def docs(collection: CollectionOption = None, as_json: JsonOption = False) -> None:
     """List the documents in the collection."""
     with _errors(as_json):
-        documents = _docsight().documents()
+        documents = _docsight(collection).documents()
     if as_json:
         render.print_json(console, documents)
     else:
@@ -239,19 +268,25 @@ def docs(as_json: JsonOption = False) -> None:
 
 @app.command("map")
 def map_(
-    doc: Annotated[str, typer.Argument(help="Document name or id.")],
+    doc: Annotated[
+        str,
+        typer.Argument(help="Document name (with or without the extension, or its start) or id."),
+    ],
     pages: Annotated[
         bool, typer.Option("--pages", help="Also print every page's summary and keywords.")
     ] = False,
+    collection: CollectionOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Show a document's map: sections with their summaries, tables and figures, references,
-    and the content graph's links (captions, references, continuations across pages)."""
+    """Show a document's map: sections with summaries, tables, figures and references.
+
+    Also the content graph's links: captions, references and continuations across pages.
+    """
     from docsight.document.map import document_map
     from docsight.graph.view import graph_map
 
     with _errors(as_json):
-        ds = _docsight()
+        ds = _docsight(collection)
         document = ds.document(doc)
         data = document_map(document)
         graph = ds.store.get_graph(document.id)
@@ -264,12 +299,16 @@ def map_(
 
 @app.command("rm")
 def remove(
-    doc: Annotated[str, typer.Argument(help="Document name or id (a unique id prefix works).")],
+    doc: Annotated[
+        str,
+        typer.Argument(help="Document name (with or without the extension, or its start) or id."),
+    ],
+    collection: CollectionOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Remove a document and everything derived from it."""
+    """Remove a document and everything derived from it, and free its space."""
     with _errors(as_json):
-        info = _docsight().remove(doc)
+        info = _docsight(collection).remove(doc)
     if as_json:
         render.print_json(console, {"removed": info})
     else:
@@ -277,27 +316,40 @@ def remove(
 
 
 @app.command()
-def info(as_json: JsonOption = False) -> None:
+def info(collection: CollectionOption = None, as_json: JsonOption = False) -> None:
     """Show the collection's size, indexes, encoder and model configuration."""
     with _errors(as_json):
-        ds = _docsight()
+        ds = _docsight(collection)
         stats = ds.info()
-        llm = ds.settings.llm
-        vlm = ds.settings.vlm
-        extra = {
-            "llm": f"{llm.model} at {llm.base_url or 'api.openai.com'}"
-            if llm.enabled
-            else "none (offline answers)",
-            "vision model": f"{vlm.model} at {vlm.base_url or 'api.openai.com'}"
-            if vlm.enabled
-            else "none (offline descriptions)",
-            "embedding backend": ds.settings.embed.backend,
-            "chunking": ds.settings.chunk.strategy,
-        }
+        extra = _configuration(ds.settings)
     if as_json:
         render.print_json(console, {**stats.model_dump(mode="json"), **extra})
     else:
         render.stats(console, stats, extra)
+
+
+def _configuration(settings: Any) -> dict[str, str]:
+    llm, vlm = settings.llm, settings.vlm
+    if llm.enabled:
+        where = llm.base_url or "https://api.openai.com/v1"
+        model = (
+            f"{llm.model} at {where} (timeout {llm.timeout:g} s, budget {llm.budget:g} s, "
+            f"{llm.max_retries} retries)"
+        )
+    else:
+        model = (
+            "none: answers are quoted from the sources (extractive); set DOCSIGHT_LLM_MODEL and "
+            "DOCSIGHT_LLM_BASE_URL (and DOCSIGHT_LLM_API_KEY if needed) to use a model"
+        )
+    return {
+        "llm": model,
+        "vision model": f"{vlm.model} at {vlm.base_url or 'https://api.openai.com/v1'}"
+        if vlm.enabled
+        else "none (offline descriptions; DOCSIGHT_VLM_MODEL sets one)",
+        "embedding backend": settings.embed.backend,
+        "chunking": settings.chunk.strategy,
+        "retrieval channels": ", ".join(settings.retrieval.channels),
+    }
 
 
 @app.command()
@@ -310,12 +362,16 @@ def check(
             "documents, missing or lagging indexes), then check.",
         ),
     ] = False,
+    collection: CollectionOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Verify the collection's integrity (after any running ingest); exit status 1 if errors
-    remain. Warnings, such as rows not yet in an index, do not fail the check."""
+    """Verify the collection's integrity; exit status 1 if errors remain.
+
+    It waits for any running ingest. Warnings, such as rows not yet in an index, do not fail
+    the check.
+    """
     with _errors(as_json):
-        report = _docsight().check(repair=repair)
+        report = _docsight(collection).check(repair=repair)
     if as_json:
         render.print_json(console, {**report.model_dump(mode="json"), "ok": report.ok})
     else:
@@ -331,7 +387,10 @@ app.add_typer(llm_app, name="llm")
 @llm_app.command("serve")
 def llm_serve(
     model: Annotated[
-        Path | None, typer.Option(help="A GGUF model file [default: SmolLM2-135M-Instruct].")
+        Path | None,
+        typer.Option(
+            help="A GGUF model file \\[default: SmolLM2-135M-Instruct].", show_default=False
+        ),
     ] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1.")] = 8081,
     threads: Annotated[int, typer.Option(min=1, help="CPU threads (1 is best on 2 cores).")] = 1,

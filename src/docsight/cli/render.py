@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -46,6 +47,21 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
+def with_page_numbers(value: Any) -> Any:
+    """JSON of results and answers with ``page_number`` (1-based, as the terminal shows pages)
+    beside every ``page`` (0-based, as the API and the evaluation files count)."""
+    if isinstance(value, list):
+        return [with_page_numbers(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        out[key] = with_page_numbers(item)
+        if key == "page" and isinstance(item, int) and not isinstance(item, bool):
+            out["page_number"] = item + 1
+    return out
+
+
 def print_json(console: Console, value: Any) -> None:
     # Plain print, not rich's highlighter: the output must stay machine-readable. The characters
     # a terminal would obey are written as \u escapes, which leaves the data as it is.
@@ -60,7 +76,20 @@ def _bbox(hit_bbox: Any) -> str:
     return "[" + ", ".join(f"{v:.2f}" for v in hit_bbox.as_tuple()) + "]"
 
 
-def ingest_report(console: Console, report: IngestReport) -> None:
+def ingest_report(console: Console, report: IngestReport, *, table: bool = True) -> None:
+    """The batch's outcome: a table of every file (``table``), or, when each file was printed
+    as a line while it finished, only the files that never reached a worker and the summary."""
+    if table:
+        _ingest_table(console, report)
+    else:
+        # Files found in folders but of no document type never reach the progress events.
+        for f in report.files:
+            if f.status == "skipped" and f.reason and f.reason.startswith("not a document type"):
+                console.print(f"skipped {safe(f.name)}  {safe(f.reason)}", soft_wrap=True)
+    _ingest_summary(console, report)
+
+
+def _ingest_table(console: Console, report: IngestReport) -> None:
     table = Table(title="Ingestion", show_lines=False, expand=False)
     table.add_column("file", overflow="fold")
     table.add_column("status")
@@ -87,6 +116,9 @@ def ingest_report(console: Console, report: IngestReport) -> None:
             safe(note),
         )
     console.print(table)
+
+
+def _ingest_summary(console: Console, report: IngestReport) -> None:
     counts = report.counts()
     if report.failed:
         # Many files fail for a few reasons: the summary groups them by cause.
@@ -142,27 +174,57 @@ def answer(console: Console, result: Answer) -> None:
     console.print(f"[dim]evidence {result.evidence:.2f}[/dim]")
 
 
+#: Short names of media types, so the document list fits 80 columns.
+_KINDS = {
+    "application/pdf": "pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/markdown": "md",
+    "text/plain": "txt",
+    "text/html": "html",
+    "image/png": "png",
+    "image/jpeg": "jpeg",
+    "image/tiff": "tiff",
+}
+
+
 def documents(console: Console, docs: Sequence[DocumentInfo]) -> None:
     if not docs:
         console.print("[yellow]the collection is empty[/yellow]")
         return
-    table = Table(title=f"{len(docs)} documents")
-    table.add_column("name", overflow="fold")
-    table.add_column("id")
-    table.add_column("type")
-    table.add_column("pages", justify="right")
-    table.add_column("chunks", justify="right")
-    table.add_column("ingested")
+    # Names take the room that is left; the other columns never wrap. Ids are shown as long as
+    # `rm` and --doc need them to be unique (at least 8 characters).
+    id_width = _unique_prefix([d.id for d in docs])
+    table = Table(
+        title=f"{len(docs)} document{'s' * (len(docs) != 1)}",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column("name", overflow="fold", ratio=1, min_width=16)
+    table.add_column("pages", justify="right", no_wrap=True)
+    table.add_column("chunks", justify="right", no_wrap=True)
+    table.add_column("type", no_wrap=True)
+    table.add_column("ingested", no_wrap=True)
+    table.add_column("id", no_wrap=True)
     for d in docs:
         table.add_row(
             safe(d.name),
-            d.id[:12],
-            d.media_type,
             str(d.pages),
             str(d.chunks),
-            d.ingested_at.strftime("%Y-%m-%d %H:%M"),
+            _KINDS.get(d.media_type, d.media_type.rsplit("/", 1)[-1][:8]),
+            d.ingested_at.strftime("%Y-%m-%d"),
+            d.id[:id_width],
         )
     console.print(table)
+
+
+def _unique_prefix(ids: Sequence[str], shortest: int = 8) -> int:
+    width = shortest
+    while width < 64 and len({i[:width] for i in ids}) < len(set(ids)):
+        width += 2
+    return width
 
 
 def stats(console: Console, s: CollectionStats, extra: dict[str, str]) -> None:

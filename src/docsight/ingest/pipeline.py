@@ -30,9 +30,17 @@ from docsight.errors import DocsightError, IngestError, LimitExceededError
 from docsight.graph import make_graph
 from docsight.index.base import DocumentInfo, Store
 from docsight.ingest.chunking import Chunker
-from docsight.ingest.report import FileOutcome, IngestProgress, IngestReport
+from docsight.ingest.progress import ProgressCallback, ProgressTracker
+from docsight.ingest.report import FileOutcome, IngestInterrupted, IngestReport
 from docsight.ingest.supervisor import Supervisor
-from docsight.ingest.worker import InlineRunner, JobResult, ParseJob, ParseOutput, WorkerSetup
+from docsight.ingest.worker import (
+    InlineRunner,
+    JobResult,
+    ParseJob,
+    ParseOutput,
+    ProgressListener,
+    WorkerSetup,
+)
 from docsight.parsers import parser_for
 from docsight.parsers.base import ParseContext, Parser
 from docsight.parsers.sniff import check_name, detect_media_type
@@ -46,10 +54,10 @@ DOCUMENT_SUFFIXES = frozenset(
     | {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
 )
 
-ProgressCallback = Callable[[IngestProgress], None]
-
 
 class _Runner(Protocol):
+    def listen(self, listener: ProgressListener) -> None: ...
+
     def submit(self, key: int, job: ParseJob) -> None: ...
 
     def result(self, key: int) -> JobResult: ...
@@ -126,10 +134,17 @@ class IngestPipeline:
         self.supervisor: Supervisor | None = None
         #: Set once a write found the disk full: later files are not even tried.
         self._storage_full: str | None = None
+        #: The file between its parse and its outcome (what Ctrl-C may interrupt).
+        self._current: _Slot | None = None
 
     def run(
         self, paths: Sequence[str | Path], progress: ProgressCallback | None = None
     ) -> IngestReport:
+        """Ingest ``paths``; ``progress`` gets :class:`IngestProgress` events in this thread.
+
+        Ctrl-C raises :class:`IngestInterrupted` with a report of what was kept (every file
+        committed by then) and what was not; running the same ingest again finishes the job.
+        """
         started = time.perf_counter()
         files, passed_over = discover(paths, exclude=[self.store.path])
         report = IngestReport()
@@ -143,7 +158,23 @@ class IngestPipeline:
                     reason=f"not a document type docsight reads ({kind}); name the file to try it",
                 )
             )
-        self.store.recover()
+        tracker = ProgressTracker([str(f) for f in files], progress)
+        current: _Slot | None = None
+        try:
+            self.store.recover()
+            changed = self._run_files(files, report, tracker)
+            if changed:
+                tracker.optimizing()
+                report.warnings.extend(self._optimize())
+        except KeyboardInterrupt:
+            current = self._current
+            self._interrupted(report, files, current)
+            report.seconds = time.perf_counter() - started
+            raise IngestInterrupted(report) from None
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _run_files(self, files: list[Path], report: IngestReport, tracker: ProgressTracker) -> bool:
         changed = False
         inline = self.settings.ingest.isolation == "none"
         runner: _Runner
@@ -155,37 +186,60 @@ class IngestPipeline:
             runner = self.supervisor
             # Enough files in flight to keep every worker busy while this process embeds.
             ahead = 2 * self.supervisor.size + 1
+        runner.listen(tracker.parsed)
         slots: dict[int, _Slot] = {}
         by_sha: dict[str, FileOutcome] = {}
         prepared = 0
         try:
-            for index, path in enumerate(files, start=1):
+            for index in range(1, len(files) + 1):
 
-                def emit(stage: str, _i: int = index, _p: Path = path) -> None:
-                    if progress is not None:
-                        progress(IngestProgress(_i, len(files), str(_p), stage))
+                def emit(stage: str, _key: int = index - 1) -> None:
+                    tracker.emit(_key, stage)
 
                 emit("read")
                 while prepared < min(len(files), index - 1 + ahead):
                     slot = self._prepare(files[prepared], by_sha)
                     slots[prepared] = slot
+                    tracker.prepared(prepared, slot.job is not None)
                     if slot.job is not None:
                         runner.submit(prepared, slot.job)
                     prepared += 1
                 slot = slots.pop(index - 1)
+                self._current = slot
                 self._finish(slot, runner, index - 1, emit)
                 outcome = slot.outcome
                 changed = changed or outcome.status in ("added", "no_text")
                 report.files.append(outcome)
-                emit("done")
+                self._current = None
+                tracker.finished(index - 1, outcome)
         finally:
             runner.close()
-        if changed:
-            if progress is not None:
-                progress(IngestProgress(len(files), len(files), "", "optimize"))
-            report.warnings.extend(self._optimize())
-        report.seconds = time.perf_counter() - started
-        return report
+        return changed
+
+    def _interrupted(self, report: IngestReport, files: list[Path], current: _Slot | None) -> None:
+        """Account for a Ctrl-C: the file being stored counts as kept if its commit landed;
+        every file after the last one reported was not stored."""
+        report.interrupted = True
+        self._current = None
+        done = {f.path for f in report.files}
+        if current is not None and current.outcome.path not in done:
+            outcome = current.outcome
+            info = self.store.has_document(outcome.doc_id) if outcome.doc_id else None
+            if info is not None and outcome.status != "skipped":
+                outcome.status = "added" if info.chunks else "no_text"
+                outcome.error_code = outcome.reason = None
+                outcome.pages, outcome.chunks = info.pages, info.chunks
+                report.files.append(outcome)
+                done.add(outcome.path)
+            elif outcome.status == "skipped":
+                report.files.append(outcome)
+                done.add(outcome.path)
+        report.not_done = [str(f) for f in files if str(f) not in done]
+        if not report.not_done and report.files:
+            report.warnings.append(
+                "the final indexing step was interrupted; every file above is stored and "
+                "searchable, and the next ingest or `docsight check --repair` finishes it"
+            )
 
     def _optimize(self) -> list[str]:
         """The final indexing step. The files are committed by now: a failure here (a full

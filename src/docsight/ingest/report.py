@@ -46,6 +46,10 @@ class IngestReport(BaseModel):
     #: What went wrong for the batch rather than a file, such as the final indexing step failing
     #: on a full disk (every file's outcome above still holds).
     warnings: list[str] = Field(default_factory=list)
+    #: The batch was interrupted (Ctrl-C): ``files`` holds the files that were kept or had
+    #: failed by then, ``not_done`` the files that were not stored.
+    interrupted: bool = False
+    not_done: list[str] = Field(default_factory=list)
 
     def _with(self, status: Status) -> list[FileOutcome]:
         return [f for f in self.files if f.status == status]
@@ -70,11 +74,56 @@ class IngestReport(BaseModel):
         return {s: len(self._with(s)) for s in ("added", "skipped", "no_text", "failed")}
 
 
+#: Stages a file goes through, in order: ``read`` (hash and sniff), ``parse`` (pages, in a
+#: worker process), ``describe`` (text in pictures, descriptions), ``embed``, ``graph``,
+#: ``store``, then ``done``; ``optimize`` is the batch's final indexing step.
+STAGES = ("read", "parse", "describe", "embed", "graph", "store", "done", "optimize")
+
+
 @dataclass(frozen=True)
 class IngestProgress:
-    """A progress event: ``stage`` of file ``index`` (1-based) out of ``total``."""
+    """A progress event: ``stage`` of file ``index`` (1-based) out of ``total``.
+
+    Events are data for whatever shows them (the CLI's bar and lines, a server's stream): they
+    carry counts, never text meant for a person. Page counts come from the worker parsing the
+    file, so a file's ``pages`` is 0 until parsing starts; the batch counts cover the files
+    whose pages are known (``files_counted`` of the files that need work).
+    """
 
     index: int
     total: int
     path: str
-    stage: str  # "read", "parse", "embed", "store", "done", "optimize"
+    stage: str
+    #: Pages of this file done in ``stage`` (``parse``), and the file's pages (0: not known).
+    page: int = 0
+    pages: int = 0
+    #: Pages of the batch parsed so far, and pages of the files counted so far.
+    batch_pages_done: int = 0
+    batch_pages: int = 0
+    #: Files of the batch that need parsing (not skipped), and how many of them are counted.
+    files_to_parse: int = 0
+    files_counted: int = 0
+    #: Seconds since the batch started.
+    elapsed: float = 0.0
+    #: How the file ended (``stage == "done"`` only).
+    outcome: FileOutcome | None = None
+
+    def seconds_left(self) -> float | None:
+        """An estimate of the batch's remaining seconds from its page rate so far (``None``
+        until a page is done): files not counted yet are assumed as long as the counted ones."""
+        if self.batch_pages_done <= 0 or self.elapsed <= 0 or not self.files_counted:
+            return None
+        per_file = self.batch_pages / self.files_counted
+        expected = self.batch_pages + per_file * max(0, self.files_to_parse - self.files_counted)
+        rate = self.batch_pages_done / self.elapsed
+        return max(0.0, (expected - self.batch_pages_done) / rate)
+
+
+class IngestInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ingestion. ``report`` lists the files that were kept (committed: their
+    outcome stands) and, in ``report.not_done``, the files that were not stored; ingesting the
+    same paths again finishes the job (kept files are skipped as unchanged)."""
+
+    def __init__(self, report: IngestReport) -> None:
+        super().__init__("ingestion interrupted")
+        self.report = report

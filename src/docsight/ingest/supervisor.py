@@ -48,6 +48,8 @@ from docsight.errors import (
 from docsight.ingest.worker import (
     JobResult,
     ParseJob,
+    ParseProgress,
+    ProgressListener,
     WorkerSetup,
     address_space_mb,
     logging_snapshot,
@@ -188,7 +190,8 @@ class Supervisor:
         self.size = workers or self.limits.worker_count()
         self._pending: deque[tuple[int, ParseJob]] = deque()
         self._lock = threading.Lock()
-        self._results: queue.Queue[JobResult | BaseException] = queue.Queue()
+        self._results: queue.Queue[JobResult | ParseProgress | BaseException] = queue.Queue()
+        self._listener: ProgressListener | None = None
         self._done: dict[int, JobResult] = {}
         self._workers: list[_Worker] = []
         self._stop = threading.Event()
@@ -199,6 +202,11 @@ class Supervisor:
         self.replaced = 0
 
     # --- caller side ---------------------------------------------------------------------------
+
+    def listen(self, listener: ProgressListener) -> None:
+        """Call ``listener`` with the progress the workers report. It runs in the caller's
+        thread, while :meth:`result` waits: progress is queued with the results."""
+        self._listener = listener
 
     def submit(self, key: int, job: ParseJob) -> None:
         with self._lock:
@@ -219,6 +227,10 @@ class Supervisor:
                 continue
             if isinstance(item, BaseException):
                 raise DocsightError(f"the ingest supervisor failed: {item}") from item
+            if isinstance(item, ParseProgress):
+                if self._listener is not None:
+                    self._listener(item)
+                continue
             self._done[item.key] = item
         return self._done.pop(key)
 
@@ -327,6 +339,8 @@ class Supervisor:
             elif waiting.vision_since is not None:
                 waiting.paused_s += now - waiting.vision_since
                 waiting.vision_since = None
+        elif kind == "progress":
+            self._results.put(ParseProgress(*message[1:5]))
         elif kind == "result":
             result: JobResult = message[1]
             sizes: list[int] = message[2]

@@ -133,6 +133,20 @@ class WorkerState:
         self.context = ParseContext(cache=cache, vlm=vlm)
 
 
+@dataclass(frozen=True)
+class ParseProgress:
+    """How far a job has come: ``done`` of ``total`` pages in ``stage`` (``parse`` with the
+    page count, then per page; ``describe`` with no count)."""
+
+    key: int
+    stage: str
+    done: int
+    total: int
+
+
+ProgressListener = Callable[[ParseProgress], None]
+
+
 class JobEvents:
     """What a job tells its supervisor while it runs (nothing, in-process)."""
 
@@ -141,6 +155,9 @@ class JobEvents:
 
     def vision(self, waiting: bool) -> None:
         """The job starts or stops waiting for the vision model (the clock pauses)."""
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        """``done`` of ``total`` pages of the file are through ``stage``."""
 
 
 def run_job(
@@ -168,15 +185,20 @@ def run_job(
     pages = min(_count_pages(job.media_type, data), settings.parse.max_pages)
     if pages:
         events.pages(pages)
+    events.progress("parse", 0, pages)
     source = SourceFile(path=path, data=data, sha256=job.sha256, media_type=job.media_type)
     parser = parser_for(job.media_type, path)
     started = time.perf_counter()
+    # The parsers report each page through the context; the context is the worker's, shared by
+    # its jobs, so this job gets a copy that reports to its own events.
+    context = dataclasses.replace(context, progress=events.progress)
     parsed = parser.parse(source, settings.parse, context)
     del data, source  # the parser's copy of the bytes is not needed any more
     timings["parse"] = _since(started)
     pictures = _pictures_to_read(parsed, settings)
     if pictures:
         events.pages(max(pages, parsed.document.page_count) + pictures)
+    events.progress("describe", 0, parsed.document.page_count)
     started = time.perf_counter()
     read_picture_text(parsed, context, settings.parse)
     if context.vlm is not None:
@@ -281,6 +303,11 @@ class InlineRunner:
         self.context = context
         self.chunker = chunker
         self._jobs: dict[int, ParseJob] = {}
+        self._listener: ProgressListener | None = None
+
+    def listen(self, listener: ProgressListener) -> None:
+        """Call ``listener`` with the progress of every job (in the caller's thread)."""
+        self._listener = listener
 
     def submit(self, key: int, job: ParseJob) -> None:
         self._jobs[key] = job
@@ -288,8 +315,9 @@ class InlineRunner:
     def result(self, key: int) -> JobResult:
         job = self._jobs.pop(key)
         started = time.perf_counter()
+        events = _InlineEvents(key, self._listener)
         output, failure = _run_guarded(
-            key, job, lambda: run_job(job, self.settings, self.context, self.chunker)
+            key, job, lambda: run_job(job, self.settings, self.context, self.chunker, events)
         )
         result = failure or JobResult(key, output=output)
         result.seconds = time.perf_counter() - started
@@ -297,6 +325,16 @@ class InlineRunner:
 
     def close(self) -> None:
         self._jobs.clear()
+
+
+class _InlineEvents(JobEvents):
+    def __init__(self, key: int, listener: ProgressListener | None) -> None:
+        self.key = key
+        self.listener = listener
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        if self.listener is not None:
+            self.listener(ParseProgress(self.key, stage, done, total))
 
 
 # --- the worker process ------------------------------------------------------------------------
@@ -435,6 +473,9 @@ class _WorkerEvents(JobEvents):
 
     def vision(self, waiting: bool) -> None:
         self.channel.send(("vision", self.key, waiting))
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        self.channel.send(("progress", self.key, stage, done, total))
 
 
 def _serve(

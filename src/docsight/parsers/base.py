@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -53,6 +54,13 @@ class ParseContext:
 
     cache: JsonCache | None = None
     vlm: Any = None
+    #: ``progress(stage, done, total)``: parsers of paged formats report each page they finish
+    #: (``"parse"``, pages done, pages), so a long file does not look stalled.
+    progress: Callable[[str, int, int], None] | None = None
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(stage, done, total)
 
 
 @runtime_checkable

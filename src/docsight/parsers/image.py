@@ -86,6 +86,8 @@ class ImageParser:
                     builder.warn(f"frame {k + 1} unreadable ({exc}); later frames skipped")
                     break
                 self._page(page, builder, settings, context)
+                if context is not None:
+                    context.report("parse", k + 1, frames)
         return builder.build()
 
     def _page(

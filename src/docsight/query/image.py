@@ -14,6 +14,7 @@ documents (a quarter of the derived mmquery-dev queries crop one) and need their
 from __future__ import annotations
 
 import io
+import re
 import stat
 import warnings
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image, ImageOps, UnidentifiedImageError
 from pydantic import BaseModel, Field, field_validator
 
 from docsight.document.ids import bytes_sha256
@@ -228,9 +229,21 @@ def decode_image(name: str, data: bytes, settings: ImageQuerySettings) -> np.nda
         raise
     except Image.DecompressionBombError as exc:
         raise QueryImageError(name, f"decompression bomb ({exc})") from exc
+    except UnidentifiedImageError as exc:
+        kinds = ", ".join(IMAGE_FORMATS)
+        raise QueryImageError(name, f"not an image: its content is none of {kinds}") from exc
     except Exception as exc:  # the contract: name the file, never leak a library error
         kinds = ", ".join(IMAGE_FORMATS)
-        raise QueryImageError(name, f"not a readable image ({kinds}): {exc}") from exc
+        raise QueryImageError(
+            name, f"not a readable image ({kinds}): {_library_message(exc)}"
+        ) from exc
+
+
+def _library_message(exc: Exception) -> str:
+    """A decoder's complaint without the reprs of internal objects ("<_io.BytesIO object at
+    0x7f...>") that mean nothing to the person who named the file."""
+    text = re.sub(r"\s*<[\w.]+ object at 0x[0-9a-f]+>", "", str(exc)).strip()
+    return text or type(exc).__name__
 
 
 def to_png(rgb: np.ndarray) -> bytes:

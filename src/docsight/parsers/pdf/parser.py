@@ -114,6 +114,8 @@ class PdfParser:
         try:
             for i in range(n_pages):
                 pages.append(_extract_page(doc, plumber, i, settings, builder, run))
+                if context is not None:
+                    context.report("parse", i + 1, n_pages)
         finally:
             if plumber is not None:
                 plumber.close()

@@ -63,8 +63,9 @@ class PdfParser:
     #: Pages without a text layer are read by OCR when the ``ocr`` extra is installed.
     uses_ocr = True
     # 2: figure labels as text, the shared caption rule; 3: Markdown lists; 4: OCR of pages
-    # without a text layer; 5: hidden text flagged and kept out of the flow
-    version = "5"
+    # without a text layer; 5: hidden text flagged and kept out of the flow; 6: a chart's title
+    # is its caption, not a section heading
+    version = "6"
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None

@@ -5,7 +5,9 @@ bigger than it, or bold at body size and followed by prose, are heading candidat
 entries are matched to blocks first (splitting a block whose first lines carry the title), and
 their levels anchor the font-derived levels of the other headings. The blocks between the title
 and the first body text of the title page (authors, affiliations) are front matter, never
-sections.
+sections. A heading-like line right above a chart (with at most a small subtitle between) is the
+chart's title, so its caption, not a section: reports set every chart's title that way, and as
+headings they would cut the text into one section per chart.
 """
 
 from __future__ import annotations
@@ -29,6 +31,18 @@ _LEADERS = re.compile(r"(?:\.\s?){3,}\s*[0-9ivxlc]*$|…\s*[0-9ivxlc]*$")
 class Role:
     kind: ElementKind
     level: int | None = None
+
+
+#: A chart's title sits at most this many body-text sizes above the chart (or its subtitle) ...
+_TITLE_GAP = 3.0
+#: ... with at most this many subtitle blocks between ("% who say ...", "In millions").
+_SUBTITLES = 2
+#: Charts are at least this tall (points), and this many times their title's height: a strip of
+#: logos under a section heading is not a chart with a title.
+_CHART_MIN_HEIGHT = 60.0
+_CHART_TITLE_RATIO = 3.0
+#: A "figure" taller than this share of the page is a backdrop behind text, not a chart.
+_CHART_MAX_SHARE = 0.6
 
 
 def _norm(text: str) -> str:
@@ -103,13 +117,29 @@ def assign_roles(
         roles[id(title)] = Role(ElementKind.TITLE)
         front = _front_matter(pages[0], title, body, roles)
     candidates: list[tuple[Block, _Features]] = []
+    titles: list[tuple[Page, Block, list[Block]]] = []
+    claimed: set[int] = set()  # blocks merged into a chart's title
     for page in pages:
         for k, unit in enumerate(page.units):
-            if not isinstance(unit, Block) or id(unit) in roles:
+            if not isinstance(unit, Block) or id(unit) in roles or id(unit) in claimed:
                 continue
             f = _features(unit)
             if id(unit) in front:
                 roles[id(unit)] = Role(ElementKind.PARAGRAPH)
+                continue
+            subtitles = _chart_title(page, k, f, body)
+            if subtitles is not None:
+                roles[id(unit)] = Role(ElementKind.CAPTION)
+                # A block read earlier as a paragraph may still be this title's subtitle.
+                mine = [
+                    b
+                    for b in subtitles
+                    if id(b) not in claimed
+                    and roles.get(id(b), Role(ElementKind.PARAGRAPH)).kind == ElementKind.PARAGRAPH
+                    and id(b) not in front
+                ]
+                claimed.update(id(b) for b in mine)
+                titles.append((page, unit, mine))
                 continue
             big = f.size >= body * 1.08 and f.size - body >= 0.8
             bold_body = (
@@ -126,9 +156,145 @@ def assign_roles(
                 candidates.append((unit, f))
             else:
                 roles[id(unit)] = Role(_body_kind(unit, f))
+    candidates = [(b, f) for b, f in candidates if id(b) not in claimed]
     for block, level in _heading_levels(candidates, matched, body):
         roles[id(block)] = Role(ElementKind.HEADING, level)
+    for page, title, subtitles in titles:
+        # One caption: the title and its subtitle ("% who say ...") describe the chart together.
+        for sub in subtitles:
+            title.lines.extend(sub.lines)
+            page.units.remove(sub)
+            roles.pop(id(sub), None)
     return roles
+
+
+def _chart_title(page: Page, k: int, f: _Features, body: float) -> list[Block] | None:
+    """When block ``k`` is the title of the chart below it: the blocks to merge into it (the
+    rest of a title split in two, a subtitle such as "% who say ..."), possibly none; ``None``
+    otherwise.
+
+    A title is heading-like (bigger or bolder than the body). Below it, within its width, come
+    at most a small subtitle (smaller than the body text, a few lines), then either the chart,
+    close below and at least as wide as the title, or a chart drawn as small labels only, down
+    to its "Source:" or "Note:" line. Section headings are followed by body text, stand over a
+    strip of logos or a full-page backdrop, or head a frame whose text is read as text (a box of
+    code, a sidebar), none of which is a chart. The page is read by position, not reading
+    order: a narrow text column beside a chart is often interleaved with it.
+    """
+    block = page.units[k]
+    assert isinstance(block, Block)
+    big = f.size >= body * 1.08 and f.size - body >= 0.8
+    if not ((big or (f.bold and f.size >= body - 0.5)) and f.heading_shape(24)):
+        return None
+    below = sorted(
+        (
+            u
+            for u in page.units
+            if u is not block and u.top >= block.bottom - 2 and _overlap(u, block) > 0
+        ),
+        key=lambda u: (u.top, u.x0),
+    )
+    merged: list[Block] = []
+    above: Block = block
+    subtitles = 0
+    for i, unit in enumerate(below[: _MAX_LABELS + 3]):
+        if isinstance(unit, Atom):
+            return merged if _charts_below(page, unit, block, above, body) else None
+        g = _features(unit)
+        if not merged and _continues(unit, g, block, f):
+            merged.append(unit)  # the second line of a title that was split in two blocks
+            above = unit
+            continue
+        if subtitles and g.size <= body - 0.5 and _LABELS_END.search(g.text):
+            return merged  # labels and the source line read as one block
+        if not _small(unit, body) or _LABELS_END.search(g.text):
+            return None  # body text, or a note with no chart above it: a section heading
+        if subtitles and _labels_to_source(below[i:], body):
+            return merged  # the labels of a chart drawn without a picture
+        if subtitles >= _SUBTITLES:
+            return None
+        merged.append(unit)
+        above = unit
+        subtitles += 1
+    return None
+
+
+#: The line that ends a chart in reports: where its data come from (axis labels set just above
+#: it are often read into the same line).
+_LABELS_END = re.compile(r"(?:^|\s)(?:sources?|notes?)\s*:", re.I)
+_MAX_LABELS = 12
+
+
+def _overlap(unit: Block | Atom, block: Block) -> float:
+    """Horizontal overlap as a share of the narrower of the two."""
+    width = min(unit.x1 - unit.x0, block.x1 - block.x0)
+    shared = min(unit.x1, block.x1) - max(unit.x0, block.x0)
+    return shared / width if width > 0 and shared > 0 else 0.0
+
+
+def _continues(unit: Block, g: _Features, title: Block, f: _Features) -> bool:
+    return (
+        g.size_class == f.size_class
+        and g.bold == f.bold
+        and unit.top - title.bottom <= 0.6 * f.size
+        and abs(unit.x0 - title.x0) <= f.size
+        and g.heading_shape(24)
+    )
+
+
+def _small(block: Block, body: float) -> bool:
+    f = _features(block)
+    return f.size <= body - 0.5 and f.lines <= 4 and f.words <= 50
+
+
+def _labels_to_source(units: list[Block | Atom], body: float) -> bool:
+    """Whether blocks in small type (labels, rows of figures) run, with no body text or picture,
+    to a "Source:" line."""
+    for unit in units[:_MAX_LABELS]:
+        if not isinstance(unit, Block) or _features(unit).size > body - 0.5:
+            return False
+        if _LABELS_END.search(_features(unit).text):
+            return True
+    return False
+
+
+def _charts_below(page: Page, first: Atom, title: Block, above: Block, body: float) -> bool:
+    """Whether ``first`` (with any figures beside it) is a chart that ``title`` names."""
+    if first.kind != ElementKind.FIGURE:
+        return False
+    figures = [
+        a
+        for a in page.units
+        if isinstance(a, Atom)
+        and a.kind == ElementKind.FIGURE
+        and abs(a.top - first.top) <= 2 * body
+        and a.bottom > first.top
+    ]
+    x0, x1 = min(a.x0 for a in figures), max(a.x1 for a in figures)
+    top, bottom = min(a.top for a in figures), max(a.bottom for a in figures)
+    # Sentences set inside the picture's box are read as text: the "figure" is a frame or a
+    # backdrop (a chart's own labels are a word or a number each).
+    framed = any(
+        isinstance(u, Block)
+        and u is not title
+        and u.x0 >= x0 - 1
+        and u.x1 <= x1 + 1
+        and u.top >= top - 1
+        and u.bottom <= bottom + 1
+        and _features(u).words >= 8
+        for u in page.units
+    )
+    # Labels may stand beside the picture, so the title need only share half its width with it.
+    width = min(x1 - x0, title.x1 - title.x0)
+    shared = min(x1, title.x1) - max(x0, title.x0)
+    return (
+        width > 0
+        and shared >= 0.5 * width
+        and top - above.bottom <= _TITLE_GAP * body
+        and bottom - top >= max(_CHART_MIN_HEIGHT, _CHART_TITLE_RATIO * (title.bottom - title.top))
+        and bottom - top <= _CHART_MAX_SHARE * page.height
+        and not framed
+    )
 
 
 _FRONT_END = re.compile(

@@ -77,6 +77,7 @@ class DocSight:
                 self.settings.store,
                 self.path,
                 vector_index_min_rows=self.settings.retrieval.vector_index_min_rows,
+                render_cache_mb=self.settings.render_cache_mb,
             )
         return self._store
 
@@ -208,12 +209,21 @@ class DocSight:
             lock.release()
 
     def remove(self, ref: str) -> DocumentInfo:
-        """Delete a document by name or id (a unique id prefix works too)."""
+        """Delete a document by name or id (a unique id prefix works too) and free its space:
+        its kept file goes at once, and the tables drop the deleted rows and old versions (a
+        table is left as it is, rows hidden, when the disk has no room to rewrite it)."""
+        from docsight.errors import DocsightError
+
         self._require_collection()
         info = self.resolve(ref)
         lock = self._locked()
         try:
             self.store.delete_document(info.id)
+            try:
+                for reason in self.store.optimize() or []:
+                    log.warning("%s", reason)
+            except DocsightError as exc:  # the document is gone; only the space is not back
+                log.warning("space not reclaimed yet (%s: %s)", exc.code, exc.message)
         finally:
             lock.release()
         return info
@@ -308,7 +318,9 @@ class DocSight:
         return self.store.get_document(self.resolve(ref).id)
 
     def page_image(self, doc_ref: str, page: int) -> bytes | None:
-        """The PNG render of a page (0-based), kept for citations."""
+        """The PNG image of a page (0-based) for citations: made from the kept PDF or image
+        file (cached per process), or as stored for other formats; ``None`` when the page has
+        none."""
         document = self.document(doc_ref)
         if not 0 <= page < document.page_count:
             raise DocumentNotFoundError(f"{document.name} has no page {page}")

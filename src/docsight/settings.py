@@ -441,6 +441,8 @@ class Settings(_Settings):
     store: str = "lance"
     #: Seconds a writer waits for another writer's lock before failing.
     lock_timeout: float = Field(default=30.0, ge=0)
+    #: Page images and crops made from kept source files, cached in memory per process (MiB).
+    render_cache_mb: float = Field(default=64.0, ge=0)
 
     llm: LLMSettings = Field(default_factory=LLMSettings)
     vlm: VLMSettings = Field(default_factory=VLMSettings)

@@ -307,12 +307,19 @@ def remove(
     as_json: JsonOption = False,
 ) -> None:
     """Remove a document and everything derived from it, and free its space."""
+    from docsight.index.sources import disk_sizes
+
     with _errors(as_json):
-        info = _docsight(collection).remove(doc)
+        ds = _docsight(collection)
+        before = sum(disk_sizes(ds.path).values())
+        info = ds.remove(doc)
+        freed = max(0, before - sum(disk_sizes(ds.path).values()))
     if as_json:
-        render.print_json(console, {"removed": info})
+        render.print_json(console, {"removed": info, "freed_bytes": freed})
     else:
-        console.print(f"removed {render.safe(info.name)} ({info.id[:12]})")
+        console.print(
+            f"removed {render.safe(info.name)} ({info.id[:12]}); freed {freed / 2**20:.1f} MiB"
+        )
 
 
 @app.command()

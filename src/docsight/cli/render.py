@@ -240,12 +240,28 @@ def stats(console: Console, s: CollectionStats, extra: dict[str, str]) -> None:
         "chunks": str(s.chunks),
         "encoder": f"{s.encoder} (dim {s.dim})" if s.encoder else "none yet",
         "indexes": ", ".join(s.indexes) or "none",
-        "size on disk": f"{s.size_bytes / 2**20:.1f} MiB",
+        "size on disk": _sizes(s),
         **extra,
     }
     for key, value in rows.items():
         table.add_row(key, safe(value))
     console.print(table)
+
+
+def _sizes(s: CollectionStats) -> str:
+    """The total and its parts: kept source files, tables, model cache."""
+    tables = sum(n for k, n in s.sizes.items() if k.startswith("tables/"))
+    parts = {
+        "sources": s.sizes.get("sources", 0),
+        "tables": tables,
+        "cache": s.sizes.get("cache", 0),
+    }
+    shown = ", ".join(f"{name} {_bytes(n)}" for name, n in parts.items() if n)
+    return f"{_bytes(s.size_bytes)} ({shown})" if shown else _bytes(s.size_bytes)
+
+
+def _bytes(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 1024:.0f} KiB"
 
 
 def document_map(console: Console, data: dict[str, Any], *, pages: bool = False) -> None:

@@ -74,8 +74,16 @@ class DocumentBuilder:
         self.update_page(page, image_id=asset_id)
 
     def add_asset(
-        self, kind: str, media_type: str, data: bytes, width: int = 0, height: int = 0
+        self,
+        kind: str,
+        media_type: str,
+        data: bytes,
+        width: int = 0,
+        height: int = 0,
+        render: dict[str, Any] | None = None,
     ) -> str:
+        """Add a render or crop; ``render`` is the recipe that makes it again from the source
+        file (see :class:`Asset`)."""
         asset_id = Asset.make_id(self.doc_id, kind, data)
         self.assets.setdefault(
             asset_id,
@@ -87,6 +95,7 @@ class DocumentBuilder:
                 data=data,
                 width=width,
                 height=height,
+                render=render,
             ),
         )
         return asset_id

@@ -299,7 +299,14 @@ class Document(BaseModel):
 
 @dataclass(frozen=True)
 class Asset:
-    """A binary artifact of parsing: a page render or a crop. Stored apart from the model."""
+    """A binary artifact of parsing: a page render or a crop. Stored apart from the model.
+
+    ``render`` is the recipe that makes the same pixels again from the source file (a page
+    index, a scale and a crop box for a PDF; a frame and a crop box for an image file): a
+    collection that keeps the source stores the recipe instead of the bytes
+    (:mod:`docsight.index.renders`). ``data`` is empty for such an asset read back without
+    rendering.
+    """
 
     id: str
     doc_id: str
@@ -308,6 +315,7 @@ class Asset:
     data: bytes = field(repr=False)
     width: int = 0
     height: int = 0
+    render: dict[str, Any] | None = None
 
     @staticmethod
     def make_id(doc_id: str, kind: str, data: bytes) -> str:

@@ -50,6 +50,9 @@ class CollectionStats(BaseModel):
     dim: int | None
     size_bytes: int
     indexes: list[str]
+    #: Bytes on disk per part: each table (``tables/<name>``), ``sources`` (the files kept for
+    #: page images), ``cache`` (model outputs) and ``other`` (manifests, backups, locks).
+    sizes: dict[str, int] = Field(default_factory=dict)
 
 
 class CheckProblem(BaseModel):
@@ -59,7 +62,8 @@ class CheckProblem(BaseModel):
     #: ``document_status``, ``table_schema``, ``schema_version``, ``encoder_unbound``,
     #: ``encoder_mismatch``, ``vector_dim``, ``bad_vector``, ``text_index_missing``,
     #: ``unindexed_rows``, ``manifest``, ``superseded_version``, ``table_damaged``,
-    #: ``data_damaged``, ``index_damaged``.
+    #: ``data_damaged``, ``index_damaged``, ``missing_source`` (the file a document's page images
+    #: are made from is gone or damaged), ``orphan_source`` (a kept file of no document).
     code: str
     #: Errors are damage (or a configuration that cannot read the collection); warnings only cost
     #: speed, such as rows not yet folded into an index.
@@ -137,7 +141,9 @@ class Store(Protocol):
     Contract:
     - ``put_document`` writes every child row (assets, pages, elements, chunks, and the graph's
       nodes and blob when given) before the document row, which is the commit point; rows are
-      upserted by their content-hash ids, so a retried write never duplicates. ``recover`` (run
+      upserted by their content-hash ids, so a retried write never duplicates. Given the
+      ``source`` file, a store may keep it and keep images that have a render recipe as recipes
+      (``get_asset`` then makes them); it removes the file with the document. ``recover`` (run
       before every ingest) removes child rows of uncommitted documents and builds or updates
       indexes an interrupted ingest left behind, so re-running a killed ingest finishes the job.
     - Reads and searches only ever return rows of committed documents.
@@ -176,6 +182,7 @@ class Store(Protocol):
         vectors: np.ndarray,
         chunker: str,
         graph: GraphBundle | None = None,
+        source: Path | None = None,
     ) -> DocumentInfo: ...
 
     def delete_document(self, doc_id: str) -> None: ...

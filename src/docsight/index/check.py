@@ -1,7 +1,9 @@
 """The integrity check of a Lance collection (read-only).
 
 A collection is whole when every committed document row is matched by exactly the child rows it
-counts, no child row outlives its document, every id is unique, every referenced asset is stored,
+counts, no child row outlives its document, every id is unique, every referenced asset is stored
+(as an image, or as a recipe over the document's kept file, which must be there with the bytes
+its hash names, and no kept file outlives its document),
 the tables have the layout of this schema version, the vectors have the bound encoder's dimension
 and are finite, and the text indexes exist. It also verifies what the commands rely on: every
 table opens, every data file reads, every index answers a probe query (:mod:`.repair`), and only
@@ -98,6 +100,7 @@ class _Checker:
         }
         self._counts(documents, children)
         self._assets(readable, documents)
+        self._sources(readable, documents)
         for name in ("chunks", "nodes"):
             if name in readable:
                 self._vectors(readable[name], name)
@@ -387,6 +390,53 @@ class _Checker:
                     doc_id=doc_id,
                     rows=len(missing),
                 )
+
+    def _sources(self, tables: dict[str, Any], documents: dict[str, dict[str, Any]]) -> None:
+        """Every document whose images are recipes has its file, whole; no file is left over."""
+        from docsight.index.sources import verify
+
+        needed: set[str] = set()
+        if "assets" in tables:
+            rows = _read(tables["assets"], ["doc_id", "data", "render"])
+            for doc_id, data, render in zip(
+                rows.column("doc_id").to_pylist(),
+                rows.column("data").is_null().to_pylist(),
+                rows.column("render").to_pylist(),
+                strict=True,
+            ):
+                if data and render and doc_id in documents:
+                    needed.add(doc_id)
+        files: dict[str, tuple[str, str]] = {}
+        if "documents" in tables:
+            rows = _read(tables["documents"], ["id", "sha256", "media_type", "status"])
+            files = {
+                r["id"]: (r["sha256"], r["media_type"])
+                for r in rows.to_pylist()
+                if r["status"] == "done"
+            }
+        sources = self.store.sources
+        for doc_id in sorted(needed):
+            sha256, media_type = files.get(doc_id, ("", ""))
+            path = sources.find(sha256, media_type) if sha256 else None
+            wrong = "missing" if path is None else verify(path, sha256)
+            if wrong:
+                self.problem(
+                    "missing_source",
+                    f"{documents[doc_id]['name']} ({doc_id[:12]}): the file kept to show its "
+                    f"page images is {wrong}; {_REINGEST_HINT}",
+                    table="sources",
+                    doc_id=doc_id,
+                )
+        claimed = {sha for sha, _ in files.values()}
+        left = sorted(key for key in sources.stored() if key not in claimed)
+        if left and "documents" in tables:
+            self.problem(
+                "orphan_source",
+                f"{len(left)} kept file(s) belong to no stored document ({_short(left)}), left "
+                f"by an interrupted write; {_REPAIR_HINT}",
+                table="sources",
+                rows=len(left),
+            )
 
     def _vectors(self, table: Any, name: str) -> None:
         """Vectors are present, finite and not zero (a zero vector has no cosine)."""

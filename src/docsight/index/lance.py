@@ -45,6 +45,8 @@ from docsight.index.base import (
     PageIndex,
 )
 from docsight.index.guard import guard
+from docsight.index.renders import Renderer
+from docsight.index.sources import SourceFiles, render_asset, stored_source
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +85,17 @@ def _batches(values: Sequence[str], size: int = _MAX_IN_LIST) -> Iterable[Sequen
 
 class LanceStore:
     def __init__(
-        self, path: str | os.PathLike[str], *, vector_index_min_rows: int = 50_000
+        self,
+        path: str | os.PathLike[str],
+        *,
+        vector_index_min_rows: int = 50_000,
+        render_cache_mb: float = 64.0,
     ) -> None:
         self.path = Path(path)
         self.vector_index_min_rows = vector_index_min_rows
+        #: Source files kept for page images, and the renderer that makes images from them.
+        self.sources = SourceFiles(self.path)
+        self.renderer = Renderer(render_cache_mb)
         self._db: Any = None
         self._tables: dict[str, Any] = {}
         self._manifest: dict[str, Any] | None = None
@@ -314,16 +323,24 @@ class LanceStore:
         vectors: np.ndarray,
         chunker: str,
         graph: GraphBundle | None = None,
+        source: Path | None = None,
     ) -> DocumentInfo:
+        """Write a document; with ``source`` (its file), images with a render recipe are kept
+        as recipes over a copy of the file instead of as pixels."""
         doc = parsed.document
         dim = self._dim()
         if len(vectors) and vectors.shape[1] != dim:
             raise StoreError(f"vectors have dim {vectors.shape[1]}, collection expects {dim}")
         with self._lock:
             self._write_manifest()
-            # Children first, in any order; the documents row below is the commit point.
-            for group in _asset_groups(parsed.assets):
-                self._upsert("assets", S.asset_rows(group), S.ASSETS)
+            # Children first, in any order; the documents row below is the commit point. The
+            # source file goes first of all: rows never point at a file that is not there.
+            kept = source is not None and any(a.render for a in parsed.assets)
+            if kept:
+                assert source is not None
+                self.sources.put(source, doc.sha256, doc.media_type)
+            for group in _asset_groups(parsed.assets, from_source=kept):
+                self._upsert("assets", S.asset_rows(group, from_source=kept), S.ASSETS)
             self._upsert("pages", S.page_rows(doc), S.PAGES)
             self._upsert("elements", S.element_rows(doc), S.ELEMENTS)
             if chunks:
@@ -350,10 +367,13 @@ class LanceStore:
     def delete_document(self, doc_id: str) -> None:
         with self._lock:
             documents = self._table("documents")
+            kept = stored_source(self, doc_id, committed=False)
             if documents is not None:
                 # Un-commit first, so readers stop seeing the document before its rows go.
                 documents.delete(f"id = {_quote(doc_id)}")
             self._delete_children([doc_id])
+            if kept is not None:  # last, so rows never point at a file that is gone
+                self.sources.remove(*kept)
 
     def _delete_children(self, doc_ids: Sequence[str]) -> None:
         for name in CHILD_TABLES:
@@ -423,7 +443,8 @@ class LanceStore:
         rows = table.search().where(f"id = {_quote(asset_id)}").limit(1).to_arrow().to_pylist()
         if not rows or rows[0]["doc_id"] not in self.committed_ids():
             return None
-        return S.asset_from_row(rows[0])
+        asset = S.asset_from_row(rows[0])
+        return asset if asset.data or not asset.render else render_asset(self, asset)
 
     # --- chunks and search ---------------------------------------------------------------------
 
@@ -698,36 +719,10 @@ class LanceStore:
         return maintenance.optimize(self)
 
     def stats(self) -> CollectionStats:
-        def count(name: str, where: str | None = None) -> int:
-            table = self._table(name)
-            return int(table.count_rows(where)) if table is not None else 0
+        """Counts, indexes and bytes on disk per part (see :func:`.sources.collection_stats`)."""
+        from docsight.index.sources import collection_stats
 
-        manifest = self._read_manifest()
-        encoder = manifest.get("encoder") or {}
-        indexes = []
-        for name in _TEXT_TABLES:
-            table = self._table(name)
-            if table is not None:
-                indexes.extend(
-                    sorted(f"{name}.{i.name} ({i.index_type})" for i in table.list_indices())
-                )
-        size = (
-            sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
-            if self.path.exists()
-            else 0
-        )
-        return CollectionStats(
-            path=str(self.path.resolve()),
-            schema_version=int(manifest["schema_version"]),
-            documents=count("documents", "status = 'done'"),
-            pages=count("pages"),
-            elements=count("elements"),
-            chunks=count("chunks"),
-            encoder=encoder.get("fingerprint"),
-            dim=encoder.get("dim"),
-            size_bytes=size,
-            indexes=indexes,
-        )
+        return collection_stats(self)
 
 
 _NODE_COLUMNS = ["id", "doc_id", "kind", "page", "last_page", "parent"]
@@ -741,16 +736,19 @@ def _is_vector_index(index: Any) -> bool:
     return "vector" in index.columns and index.index_type.upper().startswith("IVF")
 
 
-def _asset_groups(assets: Sequence[Asset], max_bytes: int = 64 << 20) -> Iterable[list[Asset]]:
+def _asset_groups(
+    assets: Sequence[Asset], max_bytes: int = 64 << 20, *, from_source: bool = False
+) -> Iterable[list[Asset]]:
     """Split assets into writes of bounded size (page renders of a long PDF add up)."""
     group: list[Asset] = []
     size = 0
     for asset in assets:
-        if group and size + len(asset.data) > max_bytes:
+        weight = 0 if from_source and asset.render else len(asset.data)
+        if group and size + weight > max_bytes:
             yield group
             group, size = [], 0
         group.append(asset)
-        size += len(asset.data)
+        size += weight
     if group:
         yield group
 

@@ -63,6 +63,10 @@ def recover(store: LanceStore) -> int:
         if orphans:
             log.info("removing rows of %d uncommitted documents", len(orphans))
             store._delete_children(sorted(orphans))
+        from docsight.index.sources import remove_orphans
+
+        if remove_orphans(store):
+            log.info("removed kept files of documents that were never committed")
         store._ensure_text_index()
         if indexes_lag(store):
             log.info("adding rows an interrupted ingest left out of the indexes")

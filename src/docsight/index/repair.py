@@ -423,7 +423,7 @@ def now_ns() -> int:
 # --- the whole collection -------------------------------------------------------------------
 
 #: Check findings that mean a committed document lost rows it needs.
-_LOST_ROWS = ("count_mismatch", "graph_missing", "missing_asset")
+_LOST_ROWS = ("count_mismatch", "graph_missing", "missing_asset", "missing_source")
 
 
 def repair_collection(store: LanceStore) -> tuple[list[str], list[str]]:
@@ -451,8 +451,14 @@ def repair_collection(store: LanceStore) -> tuple[list[str], list[str]]:
     store.recover()
     report = store.check()
     broken = {p.doc_id for p in report.problems if p.code in _LOST_ROWS and p.doc_id}
+    bad_files = {p.doc_id for p in report.problems if p.code == "missing_source"}
     for doc_id in sorted(broken):
         info = _document_info(store, doc_id)
+        if info is not None and doc_id in bad_files:
+            # A damaged kept file is set aside like a damaged table, never deleted.
+            kept = store.sources.find(info["sha256"], info["media_type"])
+            if kept is not None:
+                _set_aside(store, kept, datetime.now(UTC).strftime("%Y%m%dT%H%M%S"))
         store.delete_document(doc_id)
         name, source = (info["name"], info["source"]) if info else (doc_id[:12], None)
         actions.append(

@@ -20,8 +20,9 @@ from docsight.document.model import Asset, BBox, Document, Element, Font, Parsed
 from docsight.graph.build import GraphBundle
 from docsight.graph.model import ContentGraph, GraphReferences, Reference
 
-#: 2: page labels and text, chunk images, chunker per document; 3: hidden; 4: content graph
-STORE_SCHEMA_VERSION = 4
+#: 2: page labels and text, chunk images, chunker per document; 3: hidden; 4: content graph;
+#: 5: page images and crops of PDFs and image files kept as recipes over the stored source file
+STORE_SCHEMA_VERSION = 5
 
 _BBOX = pa.list_(pa.float32(), 4)
 _IDS = pa.list_(pa.string())
@@ -91,7 +92,10 @@ ASSETS = pa.schema(
         pa.field("media_type", pa.string()),
         pa.field("width", pa.int32()),
         pa.field("height", pa.int32()),
+        # The image itself, or null when ``render`` makes it from the document's source file.
         pa.field("data", pa.large_binary()),
+        # The recipe (JSON) that makes the image from the source file (``index.renders``).
+        pa.field("render", pa.string()),
     ]
 )
 
@@ -256,7 +260,9 @@ def element_from_row(row: dict[str, Any]) -> Element:
     )
 
 
-def asset_rows(assets: Sequence[Asset]) -> list[dict[str, Any]]:
+def asset_rows(assets: Sequence[Asset], *, from_source: bool = False) -> list[dict[str, Any]]:
+    """Rows of the assets; with ``from_source`` (the document's file is kept), an asset with a
+    render recipe keeps the recipe and no pixels."""
     return [
         {
             "id": a.id,
@@ -265,21 +271,24 @@ def asset_rows(assets: Sequence[Asset]) -> list[dict[str, Any]]:
             "media_type": a.media_type,
             "width": a.width,
             "height": a.height,
-            "data": a.data,
+            "data": None if from_source and a.render else a.data,
+            "render": json.dumps(a.render) if a.render else None,
         }
         for a in assets
     ]
 
 
 def asset_from_row(row: dict[str, Any]) -> Asset:
+    """The asset; its ``data`` is empty when the row keeps a recipe instead of pixels."""
     return Asset(
         id=row["id"],
         doc_id=row["doc_id"],
         kind=row["kind"],
         media_type=row["media_type"],
-        data=row["data"],
+        data=row["data"] or b"",
         width=row["width"] or 0,
         height=row["height"] or 0,
+        render=json.loads(row["render"]) if row.get("render") else None,
     )
 
 

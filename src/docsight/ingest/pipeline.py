@@ -407,7 +407,11 @@ class IngestPipeline:
             if slot.existing is not None:
                 # Same bytes, new parser or chunker: the old rows have other ids; replace them.
                 self.store.delete_document(slot.existing.id)
-            info = self.store.put_document(parsed, chunks, vectors, self._chunker_id(), graph)
+            # The file goes with it: page images are made from it when they are asked for.
+            source = Path(slot.job.path) if slot.job is not None else None
+            info = self.store.put_document(
+                parsed, chunks, vectors, self._chunker_id(), graph, source=source
+            )
             # The new version is committed, and from here every read sees it alone: the store
             # hides older versions of the same source until they are removed, and if the
             # removal fails or is cut short, the next ingest or `check --repair` finishes it.

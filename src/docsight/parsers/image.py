@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import warnings
+from pathlib import Path
 from typing import Any
 
 from PIL import Image, ImageOps
@@ -99,7 +100,13 @@ class ImageParser:
     ) -> None:
         work, width, height = loaded
         index = builder.add_page(float(width), float(height))
-        builder.set_page_image(index, _asset(builder, "page", _fit(work, settings)))
+        # The recipe that makes the page image again from the file: the frame and the limits.
+        frame = {
+            "frame": index,
+            "max_image_pixels": settings.max_image_pixels,
+            "max_render_pixels": settings.max_render_pixels,
+        }
+        builder.set_page_image(index, _asset(builder, "page", _fit(work, settings), frame))
         if settings.ocr == "never":
             return
         from docsight.parsers.raster.assemble import merge_lists
@@ -107,7 +114,7 @@ class ImageParser:
 
         blocks = merge_lists(read_page_image(work, context, settings))
         for k, block in enumerate(blocks):
-            _emit(block, blocks, k, index, work, builder)
+            _emit(block, blocks, k, index, work, builder, frame)
 
 
 def _frame_count(image: Image.Image) -> int:
@@ -173,10 +180,29 @@ def _fit(image: Image.Image, settings: ParseSettings) -> Image.Image:
     return image.resize(size, Image.Resampling.LANCZOS)
 
 
-def _asset(builder: DocumentBuilder, kind: str, image: Image.Image) -> str:
+def _asset(
+    builder: DocumentBuilder, kind: str, image: Image.Image, render: dict[str, Any] | None = None
+) -> str:
     out = io.BytesIO()
     image.save(out, format="PNG", compress_level=1)
-    return builder.add_asset(kind, "image/png", out.getvalue(), image.width, image.height)
+    return builder.add_asset(
+        kind, "image/png", out.getvalue(), image.width, image.height, render=render
+    )
+
+
+def render_frame(data: bytes, media_type: str, recipe: dict[str, Any]) -> Image.Image:
+    """The page image (or, with ``recipe["crop"]``, the crop of the working copy) that parsing
+    made of frame ``recipe["frame"]``, made again from the file's bytes."""
+    settings = ParseSettings(
+        max_image_pixels=recipe["max_image_pixels"],
+        max_render_pixels=recipe["max_render_pixels"],
+    )
+    source = SourceFile(path=Path("<stored source>"), data=data, sha256="", media_type=media_type)
+    with Image.open(io.BytesIO(data), formats=[_FORMATS[media_type]]) as image:
+        work, _, _ = _load_frame(image, int(recipe["frame"]), source, settings)
+        if recipe.get("crop"):
+            return work.crop(tuple(recipe["crop"]))
+        return _fit(work, settings)
 
 
 def _emit(
@@ -186,6 +212,7 @@ def _emit(
     page: int,
     work: Image.Image,
     builder: DocumentBuilder,
+    frame: dict[str, Any],
 ) -> None:
     x0, y0, x1, y1 = block.box
     bbox = BBox.from_absolute(x0, y0, x1, y1, work.width, work.height)
@@ -203,7 +230,7 @@ def _emit(
             min(work.height, int(y1 + 0.999)),
         )
         if box[2] - box[0] >= 2 and box[3] - box[1] >= 2:
-            image_id = _asset(builder, "crop", work.crop(box))
+            image_id = _asset(builder, "crop", work.crop(box), {**frame, "crop": list(box)})
         if kind == ElementKind.TABLE and block.rows:
             attrs.update(rows=len(block.rows), cols=len(block.rows[0]))
         elif block.text:

@@ -190,7 +190,14 @@ def render_page(
     except Exception as exc:
         builder.warn(f"page {page.index + 1}: render failed ({exc})")
         return None, scale
-    asset = builder.add_asset("page", "image/png", _png(image), image.width, image.height)
+    asset = builder.add_asset(
+        "page",
+        "image/png",
+        _png(image),
+        image.width,
+        image.height,
+        render={"page": page.index, "scale": scale},
+    )
     builder.set_page_image(page.index, asset)
     return image, scale
 
@@ -222,8 +229,14 @@ def crop_asset(
     scale: float,
     settings: ParseSettings,
     builder: DocumentBuilder,
+    render_scale: float | None = None,
 ) -> str | None:
-    """PNG crop of ``box`` (frame coordinates) from the page render, or a render of just it."""
+    """PNG crop of ``box`` (frame coordinates) from the page render, or a render of just it.
+
+    ``scale`` maps points to the render's pixels; ``render_scale`` is the scale the render was
+    made at, when it differs (pdfium rounds bitmap sizes up), so the crop's recipe makes the
+    same pixels again.
+    """
     x0, top, x1, bottom = (
         max(0.0, box[0]),
         max(0.0, box[1]),
@@ -232,22 +245,27 @@ def crop_asset(
     )
     if x1 - x0 < 1 or bottom - top < 1:
         return None
+    recipe: dict[str, Any]
     try:
         if render is not None:
-            image = render.crop(
-                (
-                    int(x0 * scale),
-                    int(top * scale),
-                    int(x1 * scale + 0.999),
-                    int(bottom * scale + 0.999),
-                )
+            pixels = (
+                int(x0 * scale),
+                int(top * scale),
+                int(x1 * scale + 0.999),
+                int(bottom * scale + 0.999),
             )
+            image = render.crop(pixels)
+            recipe = {"page": page.index, "scale": render_scale or scale, "crop": list(pixels)}
         else:
             # pypdfium2 applies the crop margins after rotation, i.e. in our frame.
             margins = (x0, page.height - bottom, page.width - x1, top)
-            image = pdfium_page.render(scale=_scale(page, settings), crop=margins).to_pil()
+            alone = _scale(page, settings)
+            image = pdfium_page.render(scale=alone, crop=margins).to_pil()
             image = image.convert("RGB")
+            recipe = {"page": page.index, "scale": alone, "margins": list(margins)}
     except Exception as exc:
         builder.warn(f"page {page.index + 1}: crop failed ({exc})")
         return None
-    return builder.add_asset("crop", "image/png", _png(image), image.width, image.height)
+    return builder.add_asset(
+        "crop", "image/png", _png(image), image.width, image.height, render=recipe
+    )

@@ -94,7 +94,9 @@ def ocr_page(
     for block in blocks:
         if block.kind in (ElementKind.TABLE, ElementKind.FIGURE):
             frame = (block.box[0] / sx, block.box[1] / sy, block.box[2] / sx, block.box[3] / sy)
-            image_id = crop_asset(pdfium_page, page, frame, image, sx, settings, builder)
+            image_id = crop_asset(
+                pdfium_page, page, frame, image, sx, settings, builder, render_scale=scale
+            )
             atom = Atom(
                 block.kind,
                 *to_points(block.box),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -464,6 +465,7 @@ class DocSight:
             # whole pages and neighbours would cover a question's words by sheer volume.
             found = [s.text for s in sources if s.via not in ("page", "neighbour")]
             evidence = measure(asked, found or [s.text for s in sources], self.encoder())
+            evidence = replace(evidence, missing_pages=self._pages_missing(question, sources))
             answer = self._answer(asked, sources, evidence)
         # Whoever wrote the answer, its citations are numbered 1..n in the order it cites them.
         from docsight.agents.answer import number_citations
@@ -488,7 +490,16 @@ class DocSight:
         for citation in answer.citations:
             if citation.quote:
                 citation.quote = inert_markdown(citation.quote)
+        if answer.explanation:
+            answer.explanation = inert_markdown(answer.explanation)
         return answer
+
+    def _pages_missing(self, question: str, sources: Sequence[Source]) -> bool:
+        """Whether the question names pages that the documents it is about do not have."""
+        from docsight.retrieval.locate import pages_missing
+
+        doc_ids = list(dict.fromkeys(s.doc_id for s in sources))
+        return pages_missing(question, self.store, doc_ids)
 
     @staticmethod
     def _question(text: str, k: int | None, most: int) -> str:

@@ -34,7 +34,9 @@ def test_extractive_answer_quotes_and_cites(text_collection: Path) -> None:
 
 def test_extractive_answer_reads_table_rows(text_collection: Path) -> None:
     answer = DocSight(text_collection).ask("How much does the Team plan cost per month?")
-    assert answer.answer.startswith("Plan: Team; Price per month: $45")
+    # The cell leads, and the quote names its row and column.
+    assert answer.answer.startswith("$45 [1]")
+    assert "Team — Price per month: $45" in answer.answer
     assert answer.citations[0].doc_name == "guide.md"
 
 

@@ -72,6 +72,11 @@ class Answer(BaseModel):
     removed_citations: list[int] = Field(default_factory=list)
     #: Strength of the retrieved evidence in [0, 1] (see ``agents.evidence``).
     evidence: float = 0.0
+    #: The extractive answerer's calibrated probability that the sources answer the question
+    #: (``agents.refusal``); ``None`` for model-written answers.
+    confidence: float | None = None
+    #: For a refusal: what was looked for, and where the closest evidence was.
+    explanation: str | None = None
     model: str | None = None
     warnings: list[str] = Field(default_factory=list)
 

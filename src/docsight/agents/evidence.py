@@ -37,6 +37,8 @@ def coverage(question: str, texts: Sequence[str]) -> float:
 class Evidence:
     coverage: float
     similarity: float
+    #: The question names pages its documents do not have ("page 120" of a 50-page deck).
+    missing_pages: bool = False
 
     @property
     def score(self) -> float:

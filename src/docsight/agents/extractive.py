@@ -1,9 +1,17 @@
-"""The offline answerer: quote the sentences and table rows that best answer the question.
+"""The offline answerer: the answer first, then the sentence, row or cell it comes from.
 
-No model writes anything here. Candidates (sentences of text sources, rows of table sources with
-their header) are scored by IDF-weighted overlap with the question's content words plus the cosine
-between their embeddings, and the best few are quoted with their citation numbers. The result is
-marked ``mode="extractive"`` so nobody mistakes it for a generated answer.
+No model writes anything here. The question's wanted answer type is read first (a count, an
+amount, a date, a name, a yes/no, a list, the winner of a comparison; ``agents.question``).
+Candidates are the sentences and list items of the sources, the rows of their tables and, for
+every table, the cell where the question's row and column terms meet (``agents.tables``).
+Each is scored by the IDF-weighted share of the question's words it holds, its embedding
+similarity, whether it holds the wanted type and period, and the retrieval rank of its source;
+captions and headings are context, not answers, and a sentence that only restates the question
+is dropped. The best candidate's value (``agents.values``) leads the answer, its quote and
+citation follow. A calibrated model over several signals (``agents.refusal``) decides whether
+the sources answer the question at all; if not, the answer is "Not answerable" with what was
+looked for and where the closest evidence was. The result is marked ``mode="extractive"`` so
+nobody mistakes it for a generated answer.
 """
 
 from __future__ import annotations
@@ -15,22 +23,31 @@ from dataclasses import dataclass
 import numpy as np
 
 from docsight.agents.answer import Answer, Citation, Source
-from docsight.agents.evidence import Evidence, content_terms, idf_weights
-from docsight.document.text import split_sentences
+from docsight.agents.evidence import Evidence
+from docsight.agents.question import Intent, read_intent
+from docsight.agents.refusal import RefusalModel, Signals, load_model
+from docsight.agents.tables import CellAnswer, lookup, parse_tables
+from docsight.agents.values import extract_value
+from docsight.document.captions import CAPTION_RE
+from docsight.document.text import content_terms, idf_weights, split_sentences
 from docsight.encoders.base import Encoder
 from docsight.settings import AnswerSettings
 
 _MAX_CANDIDATES = 160
+#: Candidates embedded for the dense score: the best by words and rank (embedding is the cost).
+_EMBEDDED = 48
 _MIN_WORDS = 3
-# Further sentences are quoted only when nearly as good as the best one.
-_KEEP_RATIO = 0.8
-
-
 # A sentence that announces a list ("... listed below.", "... as follows:") is quoted together
 # with the list items that follow it, since that is where the answer is.
 _ANNOUNCES = re.compile(r"(?::|\b(?:below|following|as follows|these|include)\.?)\s*$", re.I)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•▪◦‣]|\d{1,3}[.)])\s+")
 _CONTINUATION = 8
+# Where a table or figure stood in the text, "[Table: its caption](#el-…)", or the same without
+# its link once made inert: it names the artifact (the artifact itself is its own source), and
+# answering "Table" to a "who" question is what quoting it would do.
+_PLACEHOLDER = re.compile(
+    r"\[(?:Table|Figure|Chart|Picture|Image)\b[^\]\n]{0,300}\](?:\(#el-[0-9a-f]{32}\))?"
+)
 
 
 @dataclass(frozen=True)
@@ -85,8 +102,18 @@ def candidates(sources: Sequence[Source]) -> list[Candidate]:
             pieces.extend(rows)
         else:
             for line in source.text.splitlines():
-                if line.lstrip().startswith(("#", "```")):
-                    continue  # headings name topics and fences frame code: neither answers
+                line = _PLACEHOLDER.sub(" ", line)
+                if not line.strip():
+                    continue
+                if line.lstrip().startswith("```"):
+                    continue  # fences frame code
+                if line.lstrip().startswith("#"):
+                    # A heading names a topic and does not answer, unless it is a label with
+                    # its figure, as infographics and slides print them ("Employees 1914").
+                    label = line.lstrip("# ").strip()
+                    if any(ch.isdigit() for ch in label) and len(label.split()) <= 6:
+                        pieces.append(label)
+                    continue
                 if _LIST_ITEM.match(line):
                     pieces.append(line.strip())  # one item, marker kept to recognise it below
                 else:
@@ -108,61 +135,220 @@ def candidates(sources: Sequence[Source]) -> list[Candidate]:
     return out[:_MAX_CANDIDATES]
 
 
+@dataclass
+class Scored:
+    """A candidate with its score, and what it would answer."""
+
+    source: Source
+    text: str
+    score: float
+    value: str | None = None
+    cell: CellAnswer | None = None
+    caption: bool = False
+
+    @property
+    def quote(self) -> str:
+        return self.cell.quote if self.cell is not None else self.text
+
+
+@dataclass
+class Draft:
+    """What the sources offer for a question, before deciding to answer."""
+
+    intent: Intent
+    ranked: list[Scored]
+    signals: Signals
+
+
 class ExtractiveAnswerer:
     mode = "extractive"
 
-    def __init__(self, encoder: Callable[[], Encoder], settings: AnswerSettings) -> None:
+    def __init__(
+        self,
+        encoder: Callable[[], Encoder],
+        settings: AnswerSettings,
+        refusal: RefusalModel | None = None,
+    ) -> None:
         self._encoder = encoder
         self.settings = settings
+        self.refusal = refusal if refusal is not None else load_model()
+
+    # --- scoring -----------------------------------------------------------------------------
+
+    def draft(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Draft:
+        intent = read_intent(question)
+        pool = candidates(sources)
+        # The quote: an announcing sentence restates the question, the items it brings answer.
+        terms = [set(content_terms(c.quote)) for c in pool]
+        q_terms = set(intent.terms)
+        weights = idf_weights(terms or [q_terms], q_terms)
+        total = sum(weights.values()) or 1.0
+        scored: list[Scored] = []
+        keep: list[int] = []
+        for i, cand in enumerate(pool):
+            value = extract_value(intent, cand.quote)
+            new_words = terms[i] - q_terms
+            if not value and len(new_words) <= 2 and not any(ch.isdigit() for ch in cand.text):
+                continue  # it only restates the question
+            keep.append(i)
+            lexical = sum(w for t, w in weights.items() if t in terms[i]) / total
+            scored.append(
+                Scored(
+                    source=cand.source,
+                    text=cand.quote,
+                    score=0.5 * lexical + 0.05 / cand.source.rank,
+                    value=value,
+                    caption=bool(CAPTION_RE.match(cand.text)),
+                )
+            )
+        self._add_dense(question, scored)
+        for item, i in zip(scored, keep, strict=True):
+            item.score += _fit_bonus(intent, item.value, terms[i])
+            if item.caption:
+                item.score *= 0.5  # a caption names a table; it does not answer from it
+        scored.extend(_cells(intent, sources, terms))
+        scored.sort(key=lambda s: -s.score)
+        return Draft(intent, scored, _signals(intent, sources, evidence, scored, weights))
+
+    def _add_dense(self, question: str, scored: list[Scored]) -> None:
+        """Half of a candidate's score is its cosine with the question, for the best few."""
+        if not scored:
+            return
+        order = sorted(range(len(scored)), key=lambda i: -scored[i].score)[:_EMBEDDED]
+        encoder = self._encoder()
+        vectors = encoder.encode_documents([scored[i].text for i in order])
+        query = encoder.encode_queries([question])[0]
+        for i, sim in zip(order, np.clip(vectors @ query, 0.0, 1.0).tolist(), strict=True):
+            scored[i].score += 0.5 * float(sim)
+
+    # --- answering ---------------------------------------------------------------------------
 
     def answer(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Answer:
         base = Answer.not_answerable(question, "extractive", sources, evidence.score)
-        pool = candidates(sources)
-        if not pool or evidence.score < self.settings.min_evidence:
+        if not sources:
             return base
-
-        q_terms = content_terms(question)
-        cand_terms = [set(content_terms(c.text)) for c in pool]
-        weights = idf_weights(cand_terms, q_terms)
-        total = sum(weights.values()) or 1.0
-        lexical = np.array(
-            [sum(w for t, w in weights.items() if t in terms) / total for terms in cand_terms],
-            dtype=np.float32,
-        )
-        encoder = self._encoder()
-        vectors = encoder.encode_documents([c.text for c in pool])
-        query = encoder.encode_queries([question])[0]
-        dense = np.clip(vectors @ query, 0.0, 1.0)
-        # Earlier (higher-ranked) sources get a small prior: retrieval already judged them.
-        prior = np.array([0.05 / c.source.rank for c in pool], dtype=np.float32)
-        scores = 0.5 * lexical + 0.5 * dense + prior
-
-        chosen: list[int] = []
-        best = float(scores.max())
-        for i in np.argsort(-scores, kind="stable"):
-            if len(chosen) >= self.settings.max_sentences or scores[i] < _KEEP_RATIO * best:
-                break
-            if any(_similar(cand_terms[i], cand_terms[j]) for j in chosen):
-                continue
-            chosen.append(int(i))
-        chosen.sort(key=lambda i: (pool[i].source.n, pool[i].position))
-
-        parts: list[str] = []
-        citations: dict[int, Citation] = {}
-        for i in chosen:
-            cand = pool[i]
-            parts.append(f"{cand.quote} [{cand.source.n}]")
-            citations.setdefault(cand.source.n, Citation.from_source(cand.source, quote=cand.quote))
+        draft = self.draft(question, sources, evidence)
+        probability = self.refusal.probability(draft.signals)
+        base = base.model_copy(update={"confidence": round(probability, 4)})
+        # Pages the documents do not have cannot hold the answer, whatever the words match.
+        if not draft.ranked or evidence.missing_pages or self.refusal.refuses(draft.signals):
+            return base.model_copy(update={"explanation": _explain(draft)})
+        best = draft.ranked[0]
+        n = best.source.n
+        lead = best.value or (best.cell.value if best.cell is not None else None)
+        if lead and lead.strip() != best.quote.strip():
+            caption = best.cell.caption if best.cell is not None else ""
+            context = f" ({caption})" if caption else ""
+            text = f"{lead} [{n}]\n\n> {best.quote}{context} [{n}]"
+        else:
+            text = f"{best.quote} [{n}]"
         return base.model_copy(
             update={
-                "answer": " ".join(parts),
+                "answer": text,
                 "answerable": True,
-                "citations": sorted(citations.values(), key=lambda c: c.n),
+                "citations": [Citation.from_source(best.source, quote=best.quote)],
             }
         )
 
 
-def _similar(a: set[str], b: set[str]) -> bool:
-    if not a or not b:
-        return False
-    return len(a & b) / len(a | b) > 0.8
+def _fit_bonus(intent: Intent, value: str | None, terms: set[str]) -> float:
+    """How well a candidate holds the kind of answer asked for, and its period."""
+    bonus = 0.0
+    if intent.type in ("count", "number", "date", "entity"):
+        bonus += 0.15 if value else -0.1
+    if intent.periods:
+        found = sum(1 for p in intent.periods if p in terms)
+        bonus += 0.1 * found / len(intent.periods)
+    return bonus
+
+
+def _cells(intent: Intent, sources: Sequence[Source], terms: list[set[str]]) -> list[Scored]:
+    """The best cell of every table in the sources, scored like the other candidates."""
+    out: list[Scored] = []
+    seen: set[tuple[str, str, str]] = set()
+    for source in sources:
+        for table in parse_tables(source.text):
+            cell = lookup(intent, table, terms)
+            if cell is None or (cell.row, cell.column, cell.value) in seen:
+                continue
+            seen.add((cell.row, cell.column, cell.value))
+            # Row and column both matching is strong evidence, stronger than a sentence with
+            # the same words; a comparison or a value column is only as good as its match.
+            column = max(0.0, cell.column_match)
+            strength = min(1.0, cell.row_match + column)
+            score = 0.3 + 0.7 * strength + 0.05 / source.rank
+            if cell.row_match > 0 and column > 0:
+                score += 0.15  # the question names both the row and the column
+            if intent.type in ("count", "number", "comparison"):
+                score += 0.1
+            out.append(Scored(source=source, text=cell.quote, score=score, cell=cell))
+    return out
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _signals(
+    intent: Intent,
+    sources: Sequence[Source],
+    evidence: Evidence,
+    ranked: list[Scored],
+    weights: dict[str, float],
+) -> Signals:
+    everything = "\n".join(s.text for s in sources)
+    present = set(content_terms(everything))
+    total = sum(weights.values()) or 1.0
+    missing_terms = sum(w for t, w in weights.items() if t not in present) / total
+    numbers = {n.replace(",", "") for n in _NUMBER.findall(everything)}
+    asked = set(intent.numbers)
+    missing_numbers = len(asked - numbers) / len(asked) if asked else 0.0
+    best = ranked[0] if ranked else None
+    runner = ranked[1].score if len(ranked) > 1 else 0.0
+    fits = best is not None and (
+        best.cell is not None or best.value is not None or intent.type in ("text", "yesno", "list")
+    )
+    return Signals(
+        coverage=evidence.coverage,
+        similarity=evidence.similarity,
+        missing_terms=missing_terms,
+        missing_numbers=missing_numbers,
+        missing_pages=float(evidence.missing_pages),
+        best=best.score if best else 0.0,
+        margin=(best.score - runner) if best else 0.0,
+        type_fit=float(fits),
+        cell=float(best is not None and best.cell is not None),
+    )
+
+
+def _explain(draft: Draft) -> str:
+    """What was looked for, and where the closest evidence was."""
+    wanted = {
+        "count": "a count",
+        "number": "a number",
+        "date": "a date",
+        "entity": "a name",
+        "yesno": "a yes or no",
+        "list": "a list",
+        "comparison": "the highest or lowest of a comparison",
+        "text": "a statement",
+    }[draft.intent.type]
+    signals = draft.signals
+    reasons = []
+    if signals.missing_pages:
+        reasons.append("the pages it names are not in the document")
+    if signals.missing_numbers:
+        reasons.append("numbers or years it names appear in no source")
+    if signals.missing_terms > 0.3:
+        reasons.append("several of its words appear in no source")
+    text = f"Looked for {wanted}"
+    if reasons:
+        text += "; " + "; ".join(reasons)
+    if draft.ranked:
+        best = draft.ranked[0]
+        quote = " ".join(best.quote.split())
+        quote = quote if len(quote) <= 160 else quote[:157] + "…"
+        text += (
+            f". Closest evidence: {best.source.doc_name}, page {best.source.page + 1}"
+            f' [{best.source.n}]: "{quote}"'
+        )
+    return text + "."

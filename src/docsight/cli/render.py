@@ -162,6 +162,8 @@ def answer(console: Console, result: Answer) -> None:
         label += f" [dim]· {safe(result.model)}[/dim]"
     console.print(f"[dim]{label}[/dim]")
     console.print(Text(terminal_text(result.answer), style=style))
+    if result.explanation:
+        console.print(Text(terminal_text(result.explanation), style="dim"))
     if result.citations:
         console.print("[dim]Sources[/dim]")
         for c in result.citations:
@@ -171,7 +173,8 @@ def answer(console: Console, result: Answer) -> None:
             console.print(f"  [{c.n}] {where} [dim]{_bbox(c.bbox)}[/dim]")
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {safe(warning)}")
-    console.print(f"[dim]evidence {result.evidence:.2f}[/dim]")
+    confidence = f" · confidence {result.confidence:.2f}" if result.confidence is not None else ""
+    console.print(f"[dim]evidence {result.evidence:.2f}{confidence}[/dim]")
 
 
 #: Short names of media types, so the document list fits 80 columns.

@@ -19,6 +19,7 @@ HEADLINE = (
     "ndcg@10",
     "mrr",
     "region_recall@5",
+    "mmlongbench_strict",
     "mmlongbench_acc",
     "token_f1",
     "answer_in_context@5",

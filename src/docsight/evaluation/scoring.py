@@ -74,6 +74,7 @@ def score_answer(
         token_f1,
         token_recall,
     )
+    from docsight.evaluation.strict import strict_score
 
     notes: list[str] = []
     text = answer.answer or ""
@@ -84,6 +85,7 @@ def score_answer(
         "mmlongbench_acc": float(
             mmlongbench_score(text, q.answer, q.answer_format, question=q.question)
         ),
+        "mmlongbench_strict": round(float(strict_score(text, q.answer, q.answer_format)), 4),
     }
     if q.answerable:
         metrics["exact_match"] = float(exact_match(text, q.answer))

@@ -151,3 +151,15 @@ class PageReferenceRetriever(LocateRetriever):
 
     name = "page_ref"
     named_parts = False
+
+
+def pages_missing(question: str, store: Store, doc_ids: Sequence[str]) -> bool:
+    """Whether ``question`` names page numbers that none of ``doc_ids`` has ("pages 100-110"
+    of a 53-page deck): strong evidence that it cannot be answered from them."""
+    numbered = [r for r in page_references(question) if r.kind == "number"]
+    if not numbered or not doc_ids:
+        return False
+    for index in store.page_index(doc_ids):
+        if resolve(numbered, index.page_count, index.labels):
+            return False
+    return True

@@ -1,0 +1,147 @@
+"""What kind of answer a question wants, read from its words.
+
+"How many ...?" wants a count, "What percentage ...?" a number with its unit, "When ...?" a date,
+"Who ...?" a name, "Is ...?" a yes or a no, "List ..." several items, "Which ... the highest
+...?" the winner of a comparison. The extractive answerer prefers candidates that can hold the
+wanted type; table lookups use the question's row and column terms and, for a comparison,
+which way it ranks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from docsight.document.text import content_terms
+
+AnswerType = Literal["count", "number", "date", "entity", "yesno", "list", "comparison", "text"]
+
+_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b|\bhow often\b", re.I)
+_NUMBER = re.compile(
+    r"\bhow (?:much|long|far|big|large|old|high)\b|\bwhat (?:is|was|were|are) the "
+    r"(?:\w+ ){0,3}(?:percentage|percent|share|rate|ratio|amount|number|value|total|sum|"
+    r"average|revenue|income|cost|price|size|score|growth|margin|gap|difference|pressure|"
+    r"temperature|weight|height|length|width|depth|capacity|speed|voltage|power|frequency|"
+    r"duration|distance|volume|area|population|age|salary|budget|profit|sales|earnings|"
+    r"expenditure|spending|debt|assets|dividend|yield|ebit|ebitda|fee|balance)\b|"
+    r"\bwhat percentage\b|\bwhat percent\b|\bhow much\b",
+    re.I,
+)
+_DATE = re.compile(r"^\s*when\b|\bwhat (?:year|date|month|day|time)\b|\bin which year\b", re.I)
+_ENTITY = re.compile(
+    r"^\s*(?:who|whom|whose)\b|\bwhat is the name\b|\bwhich (?:company|person|organi[sz]ation|"
+    r"country|city|model|team|author|university|state|brand|product|school|college)\b|"
+    r"\bwhat (?:company|organi[sz]ation)\b",
+    re.I,
+)
+_YESNO = re.compile(
+    r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should)\b", re.I
+)
+_LIST = re.compile(
+    r"^\s*(?:list|name|enumerate|give)\b|\bwhat are (?:the|all)\b|\bwhich (?:\w+ )?(?:are|were)\b|"
+    r"\blist format\b|\ball (?:the )?\w+s\b",
+    re.I,
+)
+_HIGHEST = re.compile(
+    r"\b(?:highest|largest|biggest|greatest|most|maximum|max|best|top|leading|longest|"
+    r"fastest|strongest|more)\b",
+    re.I,
+)
+_LOWEST = re.compile(
+    r"\b(?:lowest|smallest|least|fewest|minimum|min|worst|bottom|shortest|slowest|"
+    r"weakest|less)\b",
+    re.I,
+)
+_WHICH = re.compile(r"\bwhich\b|\bwhat\b|\bwho\b", re.I)
+_YEAR = re.compile(r"\b(?:fy\s?)?((?:19|20)\d{2})\b", re.I)
+_QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth) quarter\b", re.I)
+_UNIT = re.compile(
+    r"(%|percent|per cent|\$|usd|dollars?|euros?|€|£|million|billion|thousand)", re.I
+)
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+_EMAIL_ASKED = re.compile(r"\be-?mail\b", re.I)
+_PHONE_ASKED = re.compile(r"\b(?:phone|telephone|fax|tel)\b(?: no| number)?", re.I)
+_CODE_ASKED = re.compile(
+    r"\b(?:order|part|serial|model|reference|account|invoice|case|item|catalog(?:ue)?|product|"
+    r"article|ticket|registration|license|licence)\s+(?:number|no\.?|code|id)\b|\b(?:code|id)\b",
+    re.I,
+)
+_URL_ASKED = re.compile(r"\b(?:url|website|web site|web address|link)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What a question asks for."""
+
+    type: AnswerType
+    #: For comparisons: ``max`` or ``min``.
+    direction: Literal["max", "min"] | None = None
+    #: Years ("2021") and quarters ("q3") the answer must belong to.
+    periods: tuple[str, ...] = ()
+    #: Units the answer is expected in ("%", "$", "million").
+    units: tuple[str, ...] = ()
+    #: Numbers the question states (repeating them is not an answer).
+    numbers: tuple[str, ...] = ()
+    #: Stemmed content terms, in order.
+    terms: tuple[str, ...] = field(default_factory=tuple)
+    #: ``email``, ``phone``, ``url`` or ``code`` (an order number, a product code, an id)
+    #: when the question asks for one.
+    contact: Literal["email", "phone", "url", "code"] | None = None
+
+    @property
+    def numeric(self) -> bool:
+        return self.type in ("count", "number")
+
+
+def read_intent(question: str) -> Intent:
+    """The answer type, periods, units and terms of ``question``."""
+    text = " ".join(question.split())
+    direction: Literal["max", "min"] | None = None
+    high, low = _HIGHEST.search(text), _LOWEST.search(text)
+    if (high or low) and _WHICH.search(text) and not _COUNT.search(text):
+        direction = "max" if high and (not low or high.start() < low.start()) else "min"
+    kind: AnswerType
+    if direction is not None:
+        kind = "comparison"
+    elif _COUNT.search(text):
+        kind = "count"
+    elif _DATE.search(text):
+        kind = "date"
+    elif _NUMBER.search(text):
+        kind = "number"
+    elif _ENTITY.search(text):
+        kind = "entity"
+    elif _YESNO.search(text):
+        kind = "yesno"
+    elif _LIST.search(text):
+        kind = "list"
+    else:
+        kind = "text"
+    periods = [m.group(1) for m in _YEAR.finditer(text)]
+    periods += [
+        f"q{m.group(1) or _ORDINAL_QUARTER[m.group(2).lower()]}" for m in _QUARTER.finditer(text)
+    ]
+    contact: Literal["email", "phone", "url", "code"] | None = None
+    if _CODE_ASKED.search(text):
+        contact = "code"
+    elif _EMAIL_ASKED.search(text):
+        contact = "email"
+    elif _PHONE_ASKED.search(text):
+        contact = "phone"
+    elif _URL_ASKED.search(text):
+        contact = "url"
+    if contact is not None and kind in ("text", "number", "count"):
+        kind = "entity"
+    return Intent(
+        contact=contact,
+        type=kind,
+        direction=direction,
+        periods=tuple(dict.fromkeys(periods)),
+        units=tuple(dict.fromkeys(u.lower() for u in _UNIT.findall(text))),
+        numbers=tuple(n.replace(",", "") for n in _NUMBERS.findall(text)),
+        terms=tuple(content_terms(text)),
+    )
+
+
+_ORDINAL_QUARTER = {"first": "1", "second": "2", "third": "3", "fourth": "4"}

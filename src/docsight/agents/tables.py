@@ -1,0 +1,202 @@
+"""Tables as tables: the cell where a question's row terms meet its column terms.
+
+"What was revenue in fiscal 2021?" names a row ("Revenues") and a column ("2021"); the answer is
+the cell where they cross, quoted with both headers. "Which region had the highest Q2 sales?"
+names a column and a direction; the answer is the row whose cell in that column is the largest.
+Markdown tables come from the parsers (and from charts whose data was read, offline or by a
+vision model), header rows first; a second header row that the parser left in the body (empty
+first cell, no numbers) is folded into the column names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from docsight.agents.question import Intent
+from docsight.document.text import content_terms, idf_weights
+
+_NUMBER = re.compile(r"^[(\-−–]?[$€£¥]?\s*-?\d[\d,]*(?:\.\d+)?\s*%?\)?$")
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+#: A row or column needs at least this share of the question's (weighted) terms to count.
+MIN_MATCH = 0.15
+
+
+@dataclass(frozen=True)
+class Table:
+    caption: str
+    columns: list[str]
+    rows: list[list[str]]
+
+    def label(self, row: int) -> str:
+        cells = self.rows[row]
+        return next((c for c in cells if c and not is_number(c)), cells[0] if cells else "")
+
+
+@dataclass(frozen=True)
+class CellAnswer:
+    """A table's answer to a question: the value, the headers that locate it, and how well the
+    question's terms matched them."""
+
+    value: str
+    row: str
+    column: str
+    score: float
+    row_match: float
+    column_match: float
+    caption: str = ""
+
+    @property
+    def quote(self) -> str:
+        where = f"{self.row} — {self.column}" if self.column else self.row
+        return f"{where}: {self.value}"
+
+
+def is_number(cell: str) -> bool:
+    return bool(_NUMBER.match(cell.strip()))
+
+
+def number_value(cell: str) -> float | None:
+    text = cell.strip().replace(",", "").replace("−", "-").replace("–", "-")
+    negative = text.startswith("(") and text.endswith(")")
+    digits = re.sub(r"[^\d.\-]", "", text)
+    try:
+        value = float(digits)
+    except ValueError:
+        return None
+    return -abs(value) if negative else value
+
+
+def parse_tables(text: str) -> list[Table]:
+    """Every Markdown table in ``text``, with the line before it as its caption."""
+    tables: list[Table] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if not _is_row(lines[i]):
+            i += 1
+            continue
+        caption = lines[i - 1].strip() if i > 0 and not _is_row(lines[i - 1]) else ""
+        block = []
+        while i < len(lines) and _is_row(lines[i]):
+            block.append(_cells(lines[i]))
+            i += 1
+        block = [r for r in block if not all(set(c) <= set("-: ") for c in r)]
+        if len(block) >= 2:
+            tables.append(_table(caption, block))
+    return tables
+
+
+def _is_row(line: str) -> bool:
+    stripped = line.strip()
+    return len(stripped) > 1 and stripped.startswith("|") and stripped.endswith("|")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _table(caption: str, block: list[list[str]]) -> Table:
+    width = max(len(r) for r in block)
+    block = [r + [""] * (width - len(r)) for r in block]
+    header, body = block[0], block[1:]
+    # Header continuation rows: an empty first cell and no number (years count as words here).
+    while (
+        body
+        and not body[0][0]
+        and not any(is_number(c) and not _YEAR.fullmatch(c) for c in body[0])
+    ):
+        header = [f"{h} {c}".strip() for h, c in zip(header, body[0], strict=True)]
+        body = body[1:]
+    return Table(caption=caption, columns=header, rows=body)
+
+
+def _match(terms: set[str], weights: dict[str, float], text: str) -> float:
+    total = sum(weights.values()) or 1.0
+    present = set(content_terms(text))
+    return sum(w for t, w in weights.items() if t in present) / total if terms else 0.0
+
+
+def lookup(intent: Intent, table: Table, corpus: Sequence[set[str]]) -> CellAnswer | None:
+    """The cell of ``table`` that answers ``intent`` best, or ``None`` when neither a row nor a
+    column matches. ``corpus`` (term sets of every candidate) weighs rare terms up."""
+    terms = set(intent.terms)
+    if not terms or not table.rows:
+        return None
+    weights = idf_weights(list(corpus) or [terms], terms)
+    periods = set(intent.periods)
+    col_scores = []
+    for k, name in enumerate(table.columns):
+        score = _match(terms, weights, name)
+        years = set(_YEAR.findall(name))
+        # The period decides between columns that name it and ones of another year, but it
+        # does not make a column about something else the answer.
+        if periods and years & periods:
+            score += 0.2 if score > 0 else 0.1
+        elif periods and years and not years & periods:
+            score -= 0.3  # another year's column: the wrong period
+        col_scores.append(score if k or not _label_column(table) else -1.0)
+    if intent.type == "comparison":
+        return _compare(intent, table, col_scores)
+    best: CellAnswer | None = None
+    label_col = 0 if _label_column(table) else -1
+    for r, row in enumerate(table.rows):
+        row_text = " ".join(c for k, c in enumerate(row) if not is_number(c) or k == label_col)
+        row_score = _match(terms, weights, row_text)
+        if row_score < MIN_MATCH and len(table.rows) > 1:
+            continue
+        for k, cell in enumerate(row):
+            if not cell or k == label_col or col_scores[k] < 0:
+                continue
+            if intent.numeric and not is_number(cell):
+                continue
+            score = row_score + col_scores[k]
+            if best is None or score > best.score:
+                best = CellAnswer(
+                    value=cell,
+                    row=table.label(r),
+                    column=table.columns[k],
+                    score=score,
+                    row_match=row_score,
+                    column_match=col_scores[k],
+                    caption=table.caption,
+                )
+    if best is None or (best.column_match <= 0 and len(table.columns) > 2 and not periods):
+        # Several value columns and nothing says which: no single cell answers.
+        return None if best is None or len(table.columns) > 2 else best
+    return best
+
+
+def _label_column(table: Table) -> bool:
+    """Whether the first column holds row labels (mostly text) rather than values."""
+    first = [r[0] for r in table.rows if r and r[0]]
+    return bool(first) and sum(not is_number(c) for c in first) >= len(first) / 2
+
+
+def _compare(intent: Intent, table: Table, col_scores: list[float]) -> CellAnswer | None:
+    """The row whose value in the best-matching numeric column is the largest (or smallest)."""
+    numeric_cols = [
+        k
+        for k in range(len(table.columns))
+        if sum(number_value(r[k]) is not None and is_number(r[k]) for r in table.rows)
+        >= max(2, len(table.rows) // 2)
+    ]
+    if not numeric_cols:
+        return None
+    k = max(numeric_cols, key=lambda c: (col_scores[c], -c))
+    values = [(number_value(r[k]), i) for i, r in enumerate(table.rows) if r[k] and is_number(r[k])]
+    values = [(v, i) for v, i in values if v is not None]
+    if len(values) < 2:
+        return None
+    pick = max(values) if intent.direction == "max" else min(values)
+    row = pick[1]
+    return CellAnswer(
+        value=table.label(row),
+        row=table.label(row),
+        column=f"{table.columns[k]} = {table.rows[row][k]}",
+        score=max(col_scores[k], 0.0) + 0.5,
+        row_match=0.0,
+        column_match=col_scores[k],
+        caption=table.caption,
+    )

@@ -1,0 +1,177 @@
+"""Pulling the value a question asks for out of a sentence: a number with its unit, a date, a
+name, the items of a list.
+
+The extractive answerer quotes whole sentences; a reader wants the answer first. These rules
+find the span of the wanted type in the chosen sentence, preferring the one nearest to the
+question's own words; when none fits, the sentence itself is the answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docsight.agents.question import Intent
+from docsight.document.text import STOPWORDS, content_terms
+
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<pre>[$€£¥]\s?)?(?P<num>-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)"
+    r"(?P<post>\s?(?:%|percent\b|per cent\b|(?:million|billion|thousand|trillion|bn|m)\b)"
+    r"(?:\s(?:dollars|euros|pounds|usd|people|users|adults|respondents))?)?"
+    r"(?P<unit>\s[a-zA-Z°µ/]{1,12}\b)?",
+    re.I,
+)
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DATE = re.compile(
+    rf"\b{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}\b|\b\d{{1,2}}\s+{_MONTH}\s+\d{{4}}\b|"
+    rf"\b{_MONTH}\s+\d{{4}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|"
+    r"\b(?:19|20)\d{2}\b",
+    re.I,
+)
+_NAME = re.compile(
+    r"(?:[A-Z][\w&'’.-]*|[A-Z]{2,})(?:\s+(?:of|and|&|for|the|de|van|von)?\s*"
+    r"(?:[A-Z][\w&'’.-]*|[A-Z]{2,}))*"
+)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+_YEARLIKE = re.compile(r"^(?:19|20)\d{2}$")
+
+
+def _near(text: str, start: int, anchors: list[int], end: int | None = None) -> int:
+    """Characters between a span (``start`` to ``end``) and the closest anchor."""
+    end = start if end is None else end
+    return min((min(abs(start - a), abs(end - a)) for a in anchors), default=0)
+
+
+def _anchors(text: str, intent: Intent) -> list[int]:
+    """Positions in ``text`` of words the question also uses."""
+    wanted = set(intent.terms)
+    out = []
+    for match in re.finditer(r"\w+", text):
+        terms = content_terms(match.group(0))
+        if terms and terms[0] in wanted:
+            out.append(match.start())
+    return out
+
+
+def _counted(text: str, start: int, end: int, intent: Intent) -> int:
+    """How a number is bound to what the question counts: 0 when the word right before it is
+    that (a label, "Employees 1914"), 1 when one of the two words after it is ("1,914
+    employees"), 2 otherwise."""
+    wanted = set(intent.terms)
+    before = text[:start].split()[-1:]
+    if before and set(content_terms(before[0])) & wanted:
+        return 0
+    if set(content_terms(" ".join(text[end:].split()[:2]))) & wanted:
+        return 1
+    return 2
+
+
+def _label_match(text: str, start: int, intent: Intent) -> int:
+    """In a row rendered "label: value; label: value", how many of the question's words the
+    label of the value at ``start`` holds (0 outside such a row): "Rated pressure: 380 kPa" and
+    "Flow rate: 18 l/min" both follow a question word, but only one label is what was asked."""
+    segment = re.split(r"[;|\n]", text[:start])[-1]
+    if ":" not in segment:
+        return 0
+    label = segment.rsplit(":", 1)[0]
+    return len(set(content_terms(label)) & set(intent.terms))
+
+
+def extract_value(intent: Intent, text: str) -> str | None:
+    """The span of ``text`` holding the answer type ``intent`` wants, or ``None``."""
+    anchors = _anchors(text, intent)
+    asked = set(intent.numbers)
+    if intent.type in ("count", "number"):
+        best: tuple[int, int, int, int, str] | None = None
+        for m in _NUMBER.finditer(text):
+            digits = m.group("num").replace(",", "")
+            if digits in asked:
+                continue  # repeated from the question
+            core_end = m.end("post") if m.group("post") else m.end("num")
+            counted = _counted(text, m.start(), core_end, intent)
+            plain = not m.group("post") and not m.group("pre")
+            if _YEARLIKE.match(digits) and plain and counted == 2:
+                continue  # a year is a period, not an amount (unless it is labelled as one)
+            if intent.type == "count" and "." in digits:
+                continue
+            wants_unit = bool(intent.units)
+            unit_miss = 0 if not plain or not wants_unit else 1
+            unit = (m.group("unit") or "").strip()
+            value = (
+                m.group(0)
+                if unit.lower() not in STOPWORDS
+                else m.group(0)[: m.start("unit") - m.start()]
+            )
+            key = (
+                -_label_match(text, m.start(), intent),
+                counted,
+                unit_miss,
+                _near(text, m.start(), anchors),
+                value.strip(),
+            )
+            if best is None or key[:4] < best[:4]:
+                best = key
+        return best[4] if best else None
+    if intent.type == "date":
+        dates = [m for m in _DATE.finditer(text) if m.group(0) not in asked]
+        if not dates:
+            return None
+        return min(dates, key=lambda m: _near(text, m.start(), anchors)).group(0)
+    if intent.contact:
+        return _contact(intent, text, anchors)
+    if intent.type == "entity":
+        question_words = set(intent.terms)
+        names: list[tuple[int, str]] = []
+        for m in _NAME.finditer(text):
+            if m.start() == 0 and len(m.group(0).split()) == 1:
+                continue  # a sentence's first word alone is capitalised anyway
+            # Words of the question split a span: "Rick Scott GOVERNOR Celeste Philip" holds
+            # two names around the word asked about.
+            offset = m.start()
+            for piece in _split_at(m.group(0), question_words):
+                if piece and not set(content_terms(piece)) <= question_words:
+                    names.append((offset + m.group(0).find(piece), piece))
+        if not names:
+            return None
+        return min(names, key=lambda n: _near(text, n[0], anchors, n[0] + len(n[1])))[1].strip(
+            " .,"
+        )
+    return None
+
+
+def _split_at(span: str, words: set[str]) -> list[str]:
+    pieces: list[list[str]] = [[]]
+    for word in span.split():
+        terms = content_terms(word)
+        if terms and terms[0] in words:
+            pieces.append([])
+        else:
+            pieces[-1].append(word)
+    return [" ".join(p) for p in pieces if p]
+
+
+_PHONE = re.compile(r"(?:\+?\d[\d\s().-]{6,}\d)")
+#: An identifier: letters and digits, often joined by dashes or slashes (NW-D-017, AR01, P-10).
+_CODE = re.compile(r"\b(?=[\w/-]*\d)(?=[\w/-]*[A-Za-z])[A-Za-z0-9]+(?:[-/][A-Za-z0-9]+)*\b")
+_URL = re.compile(r"https?://\S+|www\.\S+")
+
+
+def _contact(intent: Intent, text: str, anchors: list[int]) -> str | None:
+    """An e-mail address, phone or fax number or web address, the one whose words (or whose
+    position) are closest to what the question names."""
+    kind = intent.contact
+    pattern = {"email": _EMAIL, "phone": _PHONE, "url": _URL, "code": _CODE}[kind or "email"]
+    asked = {n.lower() for n in intent.numbers}
+    found = [m for m in pattern.finditer(text) if m.group(0).lower() not in asked]
+    if not found:
+        return None
+    terms = set(intent.terms)
+
+    def key(m: re.Match[str]) -> tuple[int, int]:
+        local = m.group(0).split("@")[0].lower()
+        named = any(len(t) > 3 and t[:5] in local for t in terms)
+        return (0 if named else 1, _near(text, m.start(), anchors))
+
+    return min(found, key=key).group(0).strip(" .,;")

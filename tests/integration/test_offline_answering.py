@@ -1,0 +1,88 @@
+"""Offline answers end to end: the cell of a table, the winner of a comparison, a refusal that
+says why, on generated documents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from docsight import DocSight
+from docsight.agents.refusal import load_model
+from fixtures.pdfgen import make_referenced_table
+
+SPECS = """# Pump specifications
+
+## Operating data
+
+The K series pumps are built for clean water.
+
+| Model | Rated pressure (kPa) | Flow rate 2021 (l/min) | Flow rate 2020 (l/min) |
+| --- | --- | --- | --- |
+| K-20 | 250 | 12 | 11 |
+| K-40 | 380 | 18 | 16 |
+| K-60 | 510 | 25 | 24 |
+
+## Service
+
+Call the service desk at +41 44 555 12 34 or write to service@kpumps.example for repairs.
+The warranty lasts three years from the date of delivery.
+"""
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocSight]:
+    folder = tmp_path_factory.mktemp("answers")
+    make_referenced_table(folder / "pump-manual.pdf")
+    (folder / "specs.md").write_text(SPECS)
+    ds = DocSight(folder / "collection")
+    assert ds.ingest([folder]).counts()["added"] == 2
+    yield ds
+
+
+def test_a_cell_answers_with_its_headers_and_the_table_box(collection: DocSight) -> None:
+    answer = collection.ask("What is the rated pressure of the K-60 pump?", doc_names=["specs"])
+    assert answer.answerable and answer.answer.startswith("510")
+    assert "K-60 — Rated pressure (kPa): 510" in answer.answer
+    (citation,) = answer.citations
+    assert citation.quote == "K-60 — Rated pressure (kPa): 510"
+    assert citation.chunk_id and citation.doc_name == "specs.md"
+
+
+def test_the_period_picks_the_column(collection: DocSight) -> None:
+    answer = collection.ask("What was the flow rate of the K-20 in 2020?", doc_names=["specs.md"])
+    assert answer.answer.startswith("11 [")
+
+
+def test_a_comparison_ranks_the_column(collection: DocSight) -> None:
+    answer = collection.ask("Which model has the highest rated pressure?", doc_names=["specs.md"])
+    assert answer.answer.startswith("K-60 [")
+    low = collection.ask("Which model has the lowest flow rate in 2021?", doc_names=["specs.md"])
+    assert low.answer.startswith("K-20 [")
+
+
+def test_contacts_and_durations_come_first(collection: DocSight) -> None:
+    mail = collection.ask("What is the email address of the service desk?")
+    assert mail.answer.startswith("service@kpumps.example [")
+    phone = collection.ask("What is the phone number of the service desk?")
+    assert phone.answer.startswith("+41 44 555 12 34 [")
+
+
+def test_the_table_on_another_page_answers_the_pdf(collection: DocSight) -> None:
+    answer = collection.ask("What is the rated pressure of the K-40?", doc_names=["pump-manual"])
+    assert answer.answerable and answer.answer.startswith("380")
+    assert answer.citations[0].page == 2
+
+
+def test_pages_the_document_lacks_are_refused_with_a_reason(collection: DocSight) -> None:
+    answer = collection.ask("How many pumps are shown on page 40?", doc_names=["pump-manual"])
+    assert not answer.answerable and answer.answer == "Not answerable"
+    assert answer.explanation is not None
+    assert "the pages it names are not in the document" in answer.explanation
+    assert "Closest evidence: pump-manual.pdf, page" in answer.explanation
+
+
+def test_an_unrelated_question_is_refused(collection: DocSight) -> None:
+    answer = collection.ask("Who is the chief executive of Contoso?")
+    assert not answer.answerable and answer.explanation
+    assert answer.confidence is not None and answer.confidence < load_model().threshold

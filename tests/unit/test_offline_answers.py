@@ -1,0 +1,203 @@
+"""The offline answerer's parts: answer types, values, tables, refusal, strict scoring."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from docsight.agents.answer import Source
+from docsight.agents.evidence import Evidence
+from docsight.agents.extractive import ExtractiveAnswerer
+from docsight.agents.question import read_intent
+from docsight.agents.refusal import RefusalModel, Signals, load_model
+from docsight.agents.tables import lookup, number_value, parse_tables
+from docsight.agents.values import extract_value
+from docsight.document.text import content_terms
+from docsight.evaluation.strict import anls, short_answer, strict_score
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How many figures are in the paper?", "count"),
+        ("What percentage of land area was rezoned?", "number"),
+        ("What was the revenue in fiscal 2021?", "number"),
+        ("When was the policy revised?", "date"),
+        ("Who produced the document?", "entity"),
+        ("Is the warranty transferable?", "yesno"),
+        ("List the areas that PwC supports.", "list"),
+        ("Which model performs the best on CLADDER?", "comparison"),
+        ("Which region had the lowest sales in Q2?", "comparison"),
+        ("What is the email of Laurent Nahmiash?", "entity"),
+        ("Describe the audit process.", "text"),
+    ],
+)
+def test_answer_types(question: str, kind: str) -> None:
+    assert read_intent(question).type == kind
+
+
+def test_intent_periods_units_and_contacts() -> None:
+    intent = read_intent("What was Nike's revenue in FY2021 and Q3 2020, in millions?")
+    assert intent.periods == ("2021", "2020", "q3") and "million" in intent.units
+    assert read_intent("What is the highest score?").direction == "max"
+    assert read_intent("Which is the least common?").direction == "min"
+    assert read_intent("What is the FAX No of INF LLP?").contact == "phone"
+    assert read_intent("What is the e-mail of the author?").contact == "email"
+
+
+def test_values_of_each_type() -> None:
+    count = read_intent("How many employees does PwC Assurance have?")
+    assert extract_value(count, "Offices 20 and then Employees 1914") == "1914"
+    assert extract_value(count, "We employ 1,914 employees in 20 offices") == "1,914 employees"
+    amount = read_intent("What percentage of land was rezoned in 2007?")
+    assert extract_value(amount, "In 2007 the City rezoned almost 18% of its lot area") == "18%"
+    date = read_intent("When was the plan revised?")
+    assert extract_value(date, "The plan was revised on May 12, 2016 by the board") == (
+        "May 12, 2016"
+    )
+    who = read_intent("What is the name of the governor?")
+    assert extract_value(who, "Rick Scott GOVERNOR Celeste Philip SURGEON GENERAL") == (
+        "Rick Scott"
+    )
+    mail = read_intent("What is the email of Mtre Laurent Nahmiash?")
+    text = "Mtre Marianne Ignacz Mtre Laurent Nahmiash mignacz@inf.com lnahmiash@inf.com"
+    assert extract_value(mail, text) == "lnahmiash@inf.com"
+    assert extract_value(count, "No numbers here at all.") is None
+
+
+TABLE = """Table 2: Rated pressure by model
+| Model | Rated pressure (kPa) | Flow rate 2021 | Flow rate 2020 |
+| --- | --- | --- | --- |
+| K-20 | 250 | 12 | 11 |
+| K-40 | 380 | 18 | 16 |
+| K-60 | 510 | 25 | 24 |"""
+
+
+def test_tables_are_parsed_with_their_caption_and_folded_headers() -> None:
+    (table,) = parse_tables(TABLE)
+    assert table.caption == "Table 2: Rated pressure by model"
+    assert table.columns[1] == "Rated pressure (kPa)" and len(table.rows) == 3
+    (two_row,) = parse_tables(
+        "| | Land area | Capacity |\n| --- | --- | --- |\n| | rezoned | 2007 |\n"
+        "| Bronx | 18.4% | 290,000 |"
+    )
+    assert two_row.columns == ["", "Land area rezoned", "Capacity 2007"]
+    assert number_value("(1,234.5)") == -1234.5 and number_value("18.4%") == 18.4
+
+
+def _corpus(*texts: str) -> list[set[str]]:
+    return [set(content_terms(t)) for t in texts]
+
+
+def test_cell_lookup_meets_row_and_column() -> None:
+    (table,) = parse_tables(TABLE)
+    corpus = _corpus(TABLE, "pumps and seals", "maintenance schedule")
+    cell = lookup(read_intent("What is the rated pressure of the K-40?"), table, corpus)
+    assert cell is not None and (cell.row, cell.value) == ("K-40", "380")
+    assert cell.quote == "K-40 — Rated pressure (kPa): 380"
+    flow = lookup(read_intent("What was the flow rate of the K-60 in 2020?"), table, corpus)
+    assert flow is not None and flow.value == "24"  # the 2020 column, not 2021's
+    top = lookup(read_intent("Which model has the highest rated pressure?"), table, corpus)
+    assert top is not None and top.value == "K-60"
+    low = lookup(read_intent("Which model has the lowest flow rate in 2021?"), table, corpus)
+    assert low is not None and low.value == "K-20"
+    assert lookup(read_intent("Who wrote the manual?"), table, corpus) is None
+
+
+def test_strict_scoring_takes_the_answer_line() -> None:
+    response = "380 kPa [1]\n\n> K-40 — Rated pressure (kPa): 380 (Table 2) [1]"
+    assert short_answer(response) == "380 kPa"
+    assert strict_score(response, "380", "Int") == 1.0
+    assert strict_score("The K-40 is rated 380 kPa [1]", "380", "Int") == 0.0  # first number: 40
+    assert strict_score("18.4% [2]", "18.40%", "Float") == 1.0
+    assert strict_score("0.184", "18.4%", "Float") == 1.0  # a fraction of a percentage
+    assert strict_score("Florida Department of Health [1]", "Florida Dept of Health", "Str") > 0.5
+    assert strict_score("lnahmiash@inf.com", "lnahmiash@inf.com", "Str") == 1.0
+    assert strict_score("lnahmiash@inf.co", "lnahmiash@inf.com", "Str") == 0.0  # exact needed
+    assert strict_score("UK, Israel and China [1]", "['China', 'UK', 'Israel']", "List") == 1.0
+    assert strict_score("UK and Israel [1]", "['China', 'UK', 'Israel']", "List") == 0.0
+    assert strict_score("Not answerable", "Not answerable", "None") == 1.0
+    assert strict_score("Not answerable", "380", "Int") == 0.0
+    assert anls("abc", "xyz") == 0.0 and anls("abcd", "abcd") == 1.0
+
+
+def test_shipped_refusal_model_loads_and_is_monotone_in_evidence() -> None:
+    model = load_model()
+    assert len(model.weights) == len(Signals.names())
+    weak = Signals(0.1, 0.1, 0.9, 1.0, 1.0, 0.1, 0.0, 0.0, 0.0)
+    strong = Signals(0.9, 0.8, 0.0, 0.0, 0.0, 0.9, 0.3, 1.0, 1.0)
+    assert model.probability(strong) > model.probability(weak)
+
+
+def _source(n: int, text: str, kind: str = "text") -> Source:
+    return Source(
+        n=n, doc_id="d" * 32, doc_name="manual.pdf", page=n - 1, chunk_id=f"c{n}", kind=kind,
+        text=text,
+    )  # fmt: skip
+
+
+class _Encoder:
+    """Bag-of-words vectors: enough to rank candidates without the model."""
+
+    dim = 64
+    fingerprint = "test"
+
+    def _vec(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float32)
+        for term in content_terms(text):
+            v[zlib.crc32(term.encode()) % self.dim] += 1.0  # stable across processes
+        return v / max(float(np.linalg.norm(v)), 1e-9)
+
+    def encode_documents(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim))
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        return self.encode_documents(texts)
+
+
+def test_answer_leads_with_the_value_then_quotes_and_cites() -> None:
+    from docsight.settings import AnswerSettings
+
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    sources = [
+        _source(1, "The K-40 pump must never run above its rated pressure."),
+        _source(2, TABLE, kind="table"),
+    ]
+    answer = answerer.answer(
+        "What is the rated pressure of the K-40 pump?", sources, Evidence(0.8, 0.8)
+    )
+    assert answer.answerable and answer.answer.startswith("380 [2]")
+    assert (
+        "K-40 — Rated pressure (kPa): 380 (Table 2: Rated pressure by model) [2]" in answer.answer
+    )
+    assert [c.n for c in answer.citations] == [2] and answer.confidence is not None
+
+
+def test_refusal_says_what_was_looked_for_and_where() -> None:
+    from docsight.settings import AnswerSettings
+
+    never = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=-10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=never)  # type: ignore[arg-type,return-value]
+    sources = [_source(1, "The K-40 pump must never run above its rated pressure.")]
+    answer = answerer.answer(
+        "How many pumps are shown on page 40?", sources, Evidence(0.2, 0.2, missing_pages=True)
+    )
+    assert not answer.answerable and answer.answer == "Not answerable"
+    assert answer.explanation is not None
+    assert answer.explanation.startswith("Looked for a count")
+    assert "pages it names are not in the document" in answer.explanation
+    assert "manual.pdf, page 1 [1]" in answer.explanation
+
+
+def test_a_row_value_is_the_one_under_the_asked_label() -> None:
+    intent = read_intent("What is the rated pressure of the K-40?")
+    assert intent.type == "number"
+    row = "Model: K-40; Rated pressure: 380 kPa; Flow rate: 18 l/min"
+    assert extract_value(intent, row) == "380 kPa"
+    # Outside a labelled row the nearest value to the question's words still wins.
+    assert (
+        extract_value(intent, "Its rated pressure is 380 kPa at a flow of 18 l/min.") == "380 kPa"
+    )

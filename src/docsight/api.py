@@ -445,6 +445,7 @@ class DocSight:
         image shows (typed text and caption) next to the question.
         """
         from docsight.agents.evidence import measure
+        from docsight.agents.trace import Trace
         from docsight.llm.deadline import time_budget
         from docsight.query.question import clean_question
 
@@ -458,19 +459,27 @@ class DocSight:
 
             analysis = image if isinstance(image, ImageAnalysis) else self.analyze_image(image)
             asked = question_with_image(question, analysis, self.settings.image)
+        trace = Trace()
         # One budget for every model call of this answer (reranking included), whatever retries.
         with time_budget(self.settings.llm.budget):
-            sources = self.context(question, doc_names=doc_names, k=k, image=analysis)
-            # The evidence gate weighs what retrieval found, not the context read around it:
-            # whole pages and neighbours would cover a question's words by sheer volume.
-            found = [s.text for s in sources if s.via not in ("page", "neighbour")]
-            evidence = measure(asked, found or [s.text for s in sources], self.encoder())
-            evidence = replace(evidence, missing_pages=self._pages_missing(question, sources))
-            answer = self._answer(asked, sources, evidence)
+            with trace.step("retrieve", question) as step:
+                sources = self.context(question, doc_names=doc_names, k=k, image=analysis)
+                step.pages = list(dict.fromkeys((s.doc_name, s.page) for s in sources))
+                step.output = f"{len(sources)} sources on {len(step.pages)} pages"
+            with trace.step("answer", asked) as step:
+                # The evidence gate weighs what retrieval found, not the context read around
+                # it: whole pages and neighbours would cover a question's words by volume.
+                found = [s.text for s in sources if s.via not in ("page", "neighbour")]
+                evidence = measure(asked, found or [s.text for s in sources], self.encoder())
+                evidence = replace(evidence, missing_pages=self._pages_missing(question, sources))
+                answer = self._answer(asked, sources, evidence)
+                step.by = "model" if answer.mode == "llm" else "offline"
+        answer.trace = trace.steps
         # Whoever wrote the answer, its citations are numbered 1..n in the order it cites them.
         from docsight.agents.answer import number_citations
 
         answer = number_citations(answer)
+        trace.steps[-1].output = answer.answer.split("\n", 1)[0][:200]
         if analysis is not None:
             answer.question = question
             answer.warnings.extend(analysis.warnings)
@@ -493,6 +502,107 @@ class DocSight:
         if answer.explanation:
             answer.explanation = inert_markdown(answer.explanation)
         return answer
+
+    def chat(
+        self,
+        question: str,
+        *,
+        session: str | None = None,
+        doc_names: Sequence[str] | None = None,
+        image: ImageInput | None = None,
+    ) -> Answer:
+        """Ask within a conversation kept in the collection; ``session`` continues one (its
+        id is ``Answer.session``). A follow-up is rewritten to stand alone before retrieval
+        (``agents.conversation``: by the LLM when one is configured, else by rules), and
+        looks first in the documents the previous answer cited."""
+        from docsight.agents.conversation import Conversation, Turn
+        from docsight.agents.trace import Trace
+        from docsight.index.sessions import SessionStore, new_session_id
+        from docsight.query.question import clean_question
+
+        self._require_collection()
+        sessions = SessionStore(self.path)
+        conversation = (
+            self._conversation(sessions, session) if session else Conversation(id=new_session_id())
+        )
+        question, _ = clean_question(question)
+        _require_words(question)
+        trace = Trace()
+        with trace.step("rewrite", question) as step:
+            rewrite = self._rewrite(question, conversation.turns)
+            step.output = rewrite.question
+            step.by = "model" if rewrite.by == "model" else "offline"
+            step.tokens = rewrite.tokens
+        scope = list(doc_names) if doc_names else rewrite.scope
+        answer = self.ask(rewrite.question, doc_names=scope, image=image)
+        if not answer.answerable and scope and not doc_names:
+            # The previous answer's documents were only a first guess at the scope.
+            answer = self.ask(rewrite.question, image=image)
+        answer.warnings.extend(rewrite.notes)
+        answer.trace = trace.steps + answer.trace
+        answer.question = question
+        answer.standalone = rewrite.question if rewrite.question != question else None
+        answer.session = conversation.id
+        conversation.turns.append(
+            Turn(
+                question=question,
+                standalone=rewrite.question,
+                answer=answer.answer,
+                answerable=answer.answerable,
+                documents=list(dict.fromkeys(c.doc_name for c in answer.citations)),
+                pages=list(dict.fromkeys((c.doc_name, c.page) for c in answer.citations)),
+                trace=answer.trace,
+            )
+        )
+        sessions.save(conversation.id, conversation.model_dump_json(indent=1))
+        return answer
+
+    def conversation(self, session: str) -> Any:
+        """The stored conversation ``session`` (``agents.conversation.Conversation``)."""
+        from docsight.index.sessions import SessionStore
+
+        self._require_collection()
+        return self._conversation(SessionStore(self.path), session)
+
+    @staticmethod
+    def _conversation(sessions: Any, session: str) -> Any:
+        from pydantic import ValidationError
+
+        from docsight.agents.conversation import CONVERSATION_SCHEMA_VERSION, Conversation
+        from docsight.errors import StoreError
+
+        try:
+            conversation = Conversation.model_validate_json(sessions.load(session))
+        except ValidationError as exc:
+            raise StoreError(
+                f"conversation {session} is damaged: {exc.errors()[0]['msg']}"
+            ) from exc
+        if conversation.schema_version != CONVERSATION_SCHEMA_VERSION:
+            raise StoreError(
+                f"conversation {session} was written in format v{conversation.schema_version}; "
+                f"this version of docsight reads v{CONVERSATION_SCHEMA_VERSION}"
+            )
+        return conversation
+
+    def _rewrite(self, question: str, history: Sequence[Any]) -> Any:
+        """The follow-up made to stand alone: by the model if there is one, else by rules (and
+        by rules when the model fails)."""
+        from docsight.agents.conversation import rewrite_offline, rewrite_with_model
+        from docsight.llm.deadline import time_budget
+
+        chat = self.chat_model()
+        if chat is None or not history:
+            return rewrite_offline(question, history)
+        try:
+            with time_budget(self.settings.llm.budget):
+                return rewrite_with_model(chat, question, history)
+        except LLMError as exc:
+            fallback = rewrite_offline(question, history)
+            fallback.notes.append(
+                f"the language model could not rewrite the follow-up ({exc.code}); "
+                "it was rewritten by rules"
+            )
+            return fallback
 
     def _pages_missing(self, question: str, sources: Sequence[Source]) -> bool:
         """Whether the question names pages that the documents it is about do not have."""

@@ -194,6 +194,13 @@ class AmbiguousDocumentError(StoreError):
     exit_status = 2
 
 
+class SessionNotFoundError(StoreError):
+    """No conversation by that id in the collection (``docsight chat --session``)."""
+
+    code = "session_not_found"
+    exit_status = 2
+
+
 # --- models ------------------------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from docsight.agents.trace import TraceStep
 from docsight.retrieval.hit import Hit, Location
 
 NOT_ANSWERABLE = "Not answerable"
@@ -79,6 +80,12 @@ class Answer(BaseModel):
     explanation: str | None = None
     model: str | None = None
     warnings: list[str] = Field(default_factory=list)
+    #: The steps answering took, in order (``agents.trace``).
+    trace: list[TraceStep] = Field(default_factory=list)
+    #: In a conversation: its id, and the question as searched when the follow-up was
+    #: rewritten to stand alone (``None`` when it was searched as asked).
+    session: str | None = None
+    standalone: str | None = None
 
     @classmethod
     def not_answerable(

@@ -185,6 +185,10 @@ def _compare(intent: Intent, table: Table, col_scores: list[float]) -> CellAnswe
     if not numeric_cols:
         return None
     k = max(numeric_cols, key=lambda c: (col_scores[c], -c))
+    if col_scores[k] <= 0:
+        # No column is what the question compares ("grew fastest" over a table of levels):
+        # the largest number of some column would be an answer to another question.
+        return None
     values = [(number_value(r[k]), i) for i, r in enumerate(table.rows) if r[k] and is_number(r[k])]
     values = [(v, i) for v, i in values if v is not None]
     if len(values) < 2:

@@ -229,6 +229,9 @@ def ask(
         ),
     ] = None,
     image: ImageOption = None,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="Also print the steps answering took.")
+    ] = False,
     collection: CollectionOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -253,6 +256,8 @@ def ask(
         if analysis is not None:
             render.image_analysis(console, analysis)
         render.answer(console, result)
+        if trace:
+            render.trace(console, result.trace)
 
 
 @app.command()
@@ -428,7 +433,8 @@ def llm_serve(
         del server
 
 
-# The evaluation commands live in their own module; importing it registers them on ``app``.
+# The evaluation and chat commands live in their own modules; importing registers them.
+from docsight.cli import chat as _chat  # noqa: E402, F401
 from docsight.cli import evaluate as _evaluate  # noqa: E402, F401
 
 

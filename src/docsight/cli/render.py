@@ -21,6 +21,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from docsight.agents.answer import Answer
+from docsight.agents.trace import TraceStep
 from docsight.document.sanitize import terminal_text
 from docsight.index.base import CollectionStats, DocumentInfo
 from docsight.ingest.report import IngestReport
@@ -175,6 +176,22 @@ def answer(console: Console, result: Answer) -> None:
         console.print(f"[yellow]warning:[/yellow] {safe(warning)}")
     confidence = f" · confidence {result.confidence:.2f}" if result.confidence is not None else ""
     console.print(f"[dim]evidence {result.evidence:.2f}{confidence}[/dim]")
+
+
+def trace(console: Console, steps: Sequence[TraceStep]) -> None:
+    """The steps answering took, one line each (pages 1-based, as everywhere on screen)."""
+    console.print("[dim]Trace[/dim]")
+    for i, step in enumerate(steps, 1):
+        pages = ", ".join(f"{safe(doc)} p{page + 1}" for doc, page in step.pages[:6])
+        if len(step.pages) > 6:
+            pages += f", +{len(step.pages) - 6}"
+        extra = f" [dim]· {step.tokens} tokens[/dim]" if step.tokens else ""
+        console.print(
+            f"  {i}. [bold]{step.kind}[/bold] ({step.by}, {step.seconds:.2f} s){extra}: "
+            f"{safe(step.output)}"
+        )
+        if pages:
+            console.print(f"     [dim]pages: {pages}[/dim]")
 
 
 #: Short names of media types, so the document list fits 80 columns.

@@ -1,0 +1,51 @@
+"""What answering did, step by step: the trace an answer carries.
+
+Every mode records its steps in the order they ran, so a user (``docsight ask --trace``) or a
+test can see which question was searched, which pages were read and what each step decided.
+A step is data, not a log line: it crosses the API and is stored with a conversation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+StepKind = Literal[
+    "rewrite", "plan", "retrieve", "seek", "inspect", "read", "refine", "answer", "verify"
+]
+
+
+class TraceStep(BaseModel):
+    kind: StepKind
+    #: What the step was given (a question, a sub-question, a query).
+    input: str = ""
+    #: What it produced or decided, in a line.
+    output: str = ""
+    #: Pages it saw, as ``(document name, 0-based page)``.
+    pages: list[tuple[str, int]] = Field(default_factory=list)
+    #: Model tokens it spent (0 offline).
+    tokens: int = 0
+    seconds: float = 0.0
+    #: ``model`` when a language model did the step, else ``offline``.
+    by: Literal["model", "offline"] = "offline"
+
+
+class Trace:
+    """Collects steps; ``step`` times one."""
+
+    def __init__(self) -> None:
+        self.steps: list[TraceStep] = []
+
+    @contextmanager
+    def step(self, kind: StepKind, input: str = "") -> Iterator[TraceStep]:
+        record = TraceStep(kind=kind, input=input)
+        started = time.perf_counter()
+        try:
+            yield record
+        finally:
+            record.seconds = round(time.perf_counter() - started, 4)
+            self.steps.append(record)

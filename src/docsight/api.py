@@ -53,8 +53,14 @@ class DocSight:
     """
 
     def __init__(
-        self, collection_dir: str | Path | None = None, *, settings: Settings | None = None
+        self,
+        collection_dir: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        chat: Any = None,
     ) -> None:
+        """``chat``: a chat model to use instead of the configured one (any object keeping the
+        ``llm.base.ChatModel`` contract, such as ``llm.scripted.ScriptedChat`` in tests)."""
         settings = settings.model_copy(deep=True) if settings is not None else Settings()
         if collection_dir is not None:
             settings.collection_dir = Path(collection_dir)
@@ -62,7 +68,7 @@ class DocSight:
         self.path = Path(settings.collection_dir)
         self._store: Store | None = None
         self._encoder: Encoder | None = None
-        self._chat: Any = None
+        self._chat: Any = chat
         self._vlm_chat: Any = None
         self._image_analyzer: Any = None
         self._lock = threading.Lock()
@@ -438,11 +444,13 @@ class DocSight:
         doc_names: Sequence[str] | None = None,
         k: int | None = None,
         image: ImageInput | None = None,
+        mode: str | None = None,
     ) -> Answer:
         """Answer with numbered citations: by the LLM if one is configured, else extractively.
 
         With ``image``, retrieval fuses the image's text streams and the answerer sees what the
-        image shows (typed text and caption) next to the question.
+        image shows (typed text and caption) next to the question. ``mode`` (default
+        ``answer.mode``): ``fast``, ``agent``, ``plan`` or ``auto`` (``agents.modes``).
         """
         from docsight.agents.evidence import measure
         from docsight.agents.trace import Trace
@@ -459,21 +467,45 @@ class DocSight:
 
             analysis = image if isinstance(image, ImageAnalysis) else self.analyze_image(image)
             asked = question_with_image(question, analysis, self.settings.image)
+        strategy = self._mode(question, mode)
         trace = Trace()
+
+        def retrieve(query: str) -> list[Source]:
+            return self.context(query, doc_names=doc_names, k=k, image=analysis)
+
+        def weigh(query: str, sources: Sequence[Source]) -> Any:
+            # The evidence gate weighs what retrieval found, not the context read around it:
+            # whole pages and neighbours would cover a question's words by sheer volume.
+            found = [s.text for s in sources if s.via not in ("page", "neighbour")]
+            evidence = measure(query, found or [s.text for s in sources], self.encoder())
+            return replace(evidence, missing_pages=self._pages_missing(query, sources))
+
+        def answer_once(query: str, sources: Sequence[Source], evidence: Any) -> Answer:
+            return self._answer(asked if query == question else query, sources, evidence)
+
         # One budget for every model call of this answer (reranking included), whatever retries.
         with time_budget(self.settings.llm.budget):
-            with trace.step("retrieve", question) as step:
-                sources = self.context(question, doc_names=doc_names, k=k, image=analysis)
-                step.pages = list(dict.fromkeys((s.doc_name, s.page) for s in sources))
-                step.output = f"{len(sources)} sources on {len(step.pages)} pages"
-            with trace.step("answer", asked) as step:
-                # The evidence gate weighs what retrieval found, not the context read around
-                # it: whole pages and neighbours would cover a question's words by volume.
-                found = [s.text for s in sources if s.via not in ("page", "neighbour")]
-                evidence = measure(asked, found or [s.text for s in sources], self.encoder())
-                evidence = replace(evidence, missing_pages=self._pages_missing(question, sources))
-                answer = self._answer(asked, sources, evidence)
-                step.by = "model" if answer.mode == "llm" else "offline"
+            if strategy == "fast":
+                with trace.step("retrieve", question) as step:
+                    sources = retrieve(question)
+                    step.pages = list(dict.fromkeys((s.doc_name, s.page) for s in sources))
+                    step.output = f"{len(sources)} sources on {len(step.pages)} pages"
+                with trace.step("answer", asked) as step:
+                    answer = answer_once(question, sources, weigh(asked, sources))
+                    step.by = "model" if answer.mode == "llm" else "offline"
+            else:
+                from docsight.agents.modes import Tools, run
+
+                tools = Tools(
+                    retrieve=retrieve,
+                    evidence=weigh,
+                    answer=answer_once,
+                    chat=self.chat_model(),
+                    settings=self.settings.answer,
+                )
+                answer, _ = run(strategy, question, tools, trace)  # type: ignore[arg-type]
+                answer.question = question
+                answer.strategy = strategy  # type: ignore[assignment]
         answer.trace = trace.steps
         # Whoever wrote the answer, its citations are numbered 1..n in the order it cites them.
         from docsight.agents.answer import number_citations
@@ -503,6 +535,17 @@ class DocSight:
             answer.explanation = inert_markdown(answer.explanation)
         return answer
 
+    def _mode(self, question: str, mode: str | None) -> str:
+        """The strategy for ``question``: ``mode`` or the setting, ``auto`` resolved."""
+        chosen = mode or self.settings.answer.mode
+        if chosen not in ("fast", "agent", "plan", "auto"):
+            raise UsageError(f"mode must be fast, agent, plan or auto, not {chosen!r}")
+        if chosen == "auto":
+            from docsight.agents.plan import choose_mode
+
+            chosen = choose_mode(question)
+        return chosen
+
     def chat(
         self,
         question: str,
@@ -510,6 +553,7 @@ class DocSight:
         session: str | None = None,
         doc_names: Sequence[str] | None = None,
         image: ImageInput | None = None,
+        mode: str | None = None,
     ) -> Answer:
         """Ask within a conversation kept in the collection; ``session`` continues one (its
         id is ``Answer.session``). A follow-up is rewritten to stand alone before retrieval
@@ -534,10 +578,10 @@ class DocSight:
             step.by = "model" if rewrite.by == "model" else "offline"
             step.tokens = rewrite.tokens
         scope = list(doc_names) if doc_names else rewrite.scope
-        answer = self.ask(rewrite.question, doc_names=scope, image=image)
+        answer = self.ask(rewrite.question, doc_names=scope, image=image, mode=mode)
         if not answer.answerable and scope and not doc_names:
             # The previous answer's documents were only a first guess at the scope.
-            answer = self.ask(rewrite.question, image=image)
+            answer = self.ask(rewrite.question, image=image, mode=mode)
         answer.warnings.extend(rewrite.notes)
         answer.trace = trace.steps + answer.trace
         answer.question = question

@@ -384,6 +384,16 @@ class AnswerSettings(_Settings):
     min_evidence: float = Field(default=0.35, ge=0.0, le=1.0)
     #: Characters of each source passed to the model (the readout's budget bounds the total).
     max_source_chars: int = Field(default=6000, ge=100)
+    #: How ``ask`` answers: ``fast`` (one retrieval, one answer), ``agent`` (seeker and
+    #: inspector rounds), ``plan`` (a DAG of sub-questions) or ``auto`` (chosen per question).
+    mode: Literal["fast", "agent", "plan", "auto"] = "fast"
+    #: Inspector rounds of ``agent``; retrieval refinements per sub-question of ``plan``.
+    max_rounds: int = Field(default=3, ge=1, le=10)
+    #: Model tokens (estimated) an ``agent`` or ``plan`` answer may spend on its own calls.
+    mode_tokens: int = Field(default=8000, ge=100)
+    #: Wall-clock seconds an ``agent`` or ``plan`` answer may take before it answers with what
+    #: it has.
+    mode_seconds: float = Field(default=60.0, gt=0)
 
 
 Stream = Literal["A", "B", "C"]

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from docsight.cli.main import app
@@ -40,20 +37,6 @@ def readme_sample() -> tuple[str, list[str]]:
 def demo_questions() -> list[str]:
     makefile = (ROOT / "Makefile").read_text()
     return [shlex.split(m)[0] for m in re.findall(r"^\t\$\(DS\) ask (.+)$", makefile, re.M)]
-
-
-@pytest.fixture(scope="module")
-def demo_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("demo")
-    corpus = base / "corpus"
-    subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "make_sample_corpus.py"), str(corpus)],
-        check=True,
-        capture_output=True,
-    )
-    result = CliRunner().invoke(app, ["-c", str(base / "collection"), "ingest", str(corpus)])
-    assert result.exit_code == 0, result.output
-    return base / "collection"
 
 
 def ask(collection: Path, question: str) -> str:

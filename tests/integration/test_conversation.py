@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,27 +19,13 @@ REPORT = "northwind-annual-report-2024.pdf"
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("conversation")
-    corpus = base / "corpus"
-    subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "make_sample_corpus.py"), str(corpus)],
-        check=True,
-        capture_output=True,
-    )
-    report = DocSight(base / "col").ingest([corpus])
-    assert report.counts()["failed"] == 0
-    return base / "col"
-
-
 def retrieved(answer: object) -> set[tuple[str, int]]:
     step = next(s for s in answer.trace if s.kind == "retrieve")  # type: ignore[attr-defined]
     return set(step.pages)
 
 
-def test_three_turns_find_the_right_pages_offline(demo: Path) -> None:
-    ds = DocSight(demo)
+def test_three_turns_find_the_right_pages_offline(demo_collection: Path) -> None:
+    ds = DocSight(demo_collection)
     first = ds.chat("What was Northwind's revenue in 2024?")
     assert first.session and first.standalone is None
     assert first.answer.startswith("468.5 [1]")
@@ -59,7 +43,7 @@ def test_three_turns_find_the_right_pages_offline(demo: Path) -> None:
     assert {doc for doc, _ in retrieved(third)} == {REPORT}
     assert [s.kind for s in third.trace] == ["rewrite", "retrieve", "answer"]
 
-    stored = DocSight(demo).conversation(first.session)
+    stored = DocSight(demo_collection).conversation(first.session)
     assert [t.question for t in stored.turns] == [
         "What was Northwind's revenue in 2024?",
         "And in 2023?",
@@ -69,8 +53,8 @@ def test_three_turns_find_the_right_pages_offline(demo: Path) -> None:
     assert stored.turns[0].documents == [REPORT] and stored.turns[1].trace
 
 
-def test_a_scope_that_cannot_answer_widens_to_the_collection(demo: Path) -> None:
-    ds = DocSight(demo)
+def test_a_scope_that_cannot_answer_widens_to_the_collection(demo_collection: Path) -> None:
+    ds = DocSight(demo_collection)
     first = ds.chat("What was Northwind's revenue in 2024?")
     # Names nothing, so the report is tried first; the warranty is in the FAQ.
     follow = ds.chat("How long is the warranty?", session=first.session)
@@ -78,25 +62,25 @@ def test_a_scope_that_cannot_answer_widens_to_the_collection(demo: Path) -> None
     assert follow.citations[0].doc_name == "support-faq.txt"
 
 
-def test_unknown_or_damaged_sessions_are_clear_errors(demo: Path) -> None:
-    ds = DocSight(demo)
+def test_unknown_or_damaged_sessions_are_clear_errors(demo_collection: Path) -> None:
+    ds = DocSight(demo_collection)
     with pytest.raises(SessionNotFoundError):
         ds.chat("And in 2023?", session="0123456789ab")
     session = ds.chat("What was Northwind's revenue in 2024?").session
     assert session is not None
-    path = demo / "sessions" / f"{session}.json"
+    path = demo_collection / "sessions" / f"{session}.json"
     path.write_text('{"id": "x", "turns": "not a list"}')
     with pytest.raises(StoreError, match=f"conversation {session} is damaged"):
         ds.chat("And in 2023?", session=session)
 
 
 def test_a_model_rewrites_the_follow_up_and_rules_take_over_when_it_fails(
-    demo: Path, fake_llm: FakeLLM
+    demo_collection: Path, fake_llm: FakeLLM
 ) -> None:
     settings = Settings(llm=llm_settings(fake_llm.base_url, cache=False, max_retries=0))
-    offline = DocSight(demo)
+    offline = DocSight(demo_collection)
     session = offline.chat("What was Northwind's revenue in 2024?").session
-    ds = DocSight(demo, settings=settings)
+    ds = DocSight(demo_collection, settings=settings)
     fake_llm.script(
         ok(json.dumps({"standalone": "What was Northwind's revenue in fiscal 2023?"})),
         ok("Revenue was 412.0 million dollars in 2023 [1]."),
@@ -114,10 +98,10 @@ def test_a_model_rewrites_the_follow_up_and_rules_take_over_when_it_fails(
     assert any("rewritten by rules" in w for w in fallback.warnings)
 
 
-def test_docsight_chat_reads_questions_and_resumes(demo: Path) -> None:
+def test_docsight_chat_reads_questions_and_resumes(demo_collection: Path) -> None:
     result = runner.invoke(
         app,
-        ["-c", str(demo), "chat", "--trace"],
+        ["-c", str(demo_collection), "chat", "--trace"],
         input="What was Northwind's revenue in 2024?\nAnd in 2023?\n",
         env={"COLUMNS": "200"},
     )
@@ -128,7 +112,7 @@ def test_docsight_chat_reads_questions_and_resumes(demo: Path) -> None:
 
     resumed = runner.invoke(
         app,
-        ["-c", str(demo), "chat", "--session", session, "--json"],
+        ["-c", str(demo_collection), "chat", "--session", session, "--json"],
         input="How many employees does it have?\n",
     )
     assert resumed.exit_code == 0, resumed.output
@@ -136,14 +120,16 @@ def test_docsight_chat_reads_questions_and_resumes(demo: Path) -> None:
     assert payload["standalone"] == "How many employees does Northwind have?"
     assert payload["session"] == session
 
-    missing = runner.invoke(app, ["-c", str(demo), "chat", "--session", "0123456789ab"], input="")
+    missing = runner.invoke(
+        app, ["-c", str(demo_collection), "chat", "--session", "0123456789ab"], input=""
+    )
     assert missing.exit_code == 2 and "session_not_found" in missing.output
 
 
-def test_ask_trace_prints_each_step(demo: Path) -> None:
+def test_ask_trace_prints_each_step(demo_collection: Path) -> None:
     result = runner.invoke(
         app,
-        ["-c", str(demo), "ask", "What was Northwind's revenue in 2024?", "--trace"],
+        ["-c", str(demo_collection), "ask", "What was Northwind's revenue in 2024?", "--trace"],
         env={"COLUMNS": "200"},
     )
     assert result.exit_code == 0, result.output

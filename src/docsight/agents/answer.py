@@ -80,6 +80,9 @@ class Answer(BaseModel):
     explanation: str | None = None
     model: str | None = None
     warnings: list[str] = Field(default_factory=list)
+    #: How it was reached: ``fast`` (one retrieval), ``agent`` (seeker and inspector rounds) or
+    #: ``plan`` (sub-questions); ``mode`` says who wrote the words.
+    strategy: Literal["fast", "agent", "plan"] = "fast"
     #: The steps answering took, in order (``agents.trace``).
     trace: list[TraceStep] = Field(default_factory=list)
     #: In a conversation: its id, and the question as searched when the follow-up was

@@ -11,6 +11,7 @@ from docsight.cli.main import (
     CollectionOption,
     DocOption,
     JsonOption,
+    ModeOption,
     _docsight,
     _errors,
     app,
@@ -28,6 +29,7 @@ def chat(
         typer.Option("--session", help="Continue this conversation (its id is printed)."),
     ] = None,
     doc: DocOption = None,
+    mode: ModeOption = None,
     trace: Annotated[
         bool, typer.Option("--trace", help="Also print the steps each answer took.")
     ] = False,
@@ -58,7 +60,7 @@ def chat(
         if not question or question.lower() in _QUIT:
             break
         with _errors(as_json):
-            result = ds.chat(question, session=session, doc_names=doc)
+            result = ds.chat(question, session=session, doc_names=doc, mode=mode)
         if session is None and not as_json:
             console.print(f"[dim]conversation {result.session} (--session to resume)[/dim]")
         session = result.session

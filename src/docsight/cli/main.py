@@ -36,6 +36,16 @@ console = Console()
 err_console = Console(stderr=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+ModeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--mode",
+        show_default=False,
+        help="fast: one search, one answer; agent: search again for what is missing; plan: "
+        "sub-questions in order; auto: chosen per question \\[default: DOCSIGHT_ANSWER_MODE, "
+        "fast].",
+    ),
+]
 DocOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -229,6 +239,7 @@ def ask(
         ),
     ] = None,
     image: ImageOption = None,
+    mode: ModeOption = None,
     trace: Annotated[
         bool, typer.Option("--trace", help="Also print the steps answering took.")
     ] = False,
@@ -246,7 +257,7 @@ def ask(
     with _errors(as_json):
         ds = _docsight(collection)
         analysis = ds.analyze_image(image) if image is not None else None
-        result = ds.ask(question, doc_names=doc, k=k, image=analysis)
+        result = ds.ask(question, doc_names=doc, k=k, image=analysis, mode=mode)
     if as_json:
         payload = render.with_page_numbers(render.to_jsonable(result))
         if analysis is not None:

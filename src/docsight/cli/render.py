@@ -161,6 +161,8 @@ def answer(console: Console, result: Answer) -> None:
     label = "Answer" if result.mode == "llm" else "Answer (extractive: quoted from the sources)"
     if result.mode == "llm" and result.model:
         label += f" [dim]· {safe(result.model)}[/dim]"
+    if result.strategy != "fast":
+        label += f" [dim]· {result.strategy} mode[/dim]"
     console.print(f"[dim]{label}[/dim]")
     console.print(Text(terminal_text(result.answer), style=style))
     if result.explanation:

@@ -506,12 +506,22 @@ class DocSight:
                 answer, _ = run(strategy, question, tools, trace)  # type: ignore[arg-type]
                 answer.question = question
                 answer.strategy = strategy  # type: ignore[assignment]
+            if answer.mode == "llm" and self.settings.answer.verify != "off":
+                from docsight.agents.verify import verify
+
+                with trace.step("verify", answer.answer[:200]) as step:
+                    before = len(answer.warnings)
+                    answer, by = verify(answer, self.chat_model(), self.settings.answer.verify)
+                    step.by = "model" if by == "model" else "offline"
+                    step.output = f"{len(answer.warnings) - before} unsupported claims"
         answer.trace = trace.steps
         # Whoever wrote the answer, its citations are numbered 1..n in the order it cites them.
         from docsight.agents.answer import number_citations
 
         answer = number_citations(answer)
-        trace.steps[-1].output = answer.answer.split("\n", 1)[0][:200]
+        final = next((s for s in reversed(trace.steps) if s.kind == "answer"), None)
+        if final is not None:  # its words as the user sees them, citations renumbered
+            final.output = answer.answer.split("\n", 1)[0][:200]
         if analysis is not None:
             answer.question = question
             answer.warnings.extend(analysis.warnings)

@@ -394,6 +394,10 @@ class AnswerSettings(_Settings):
     #: Wall-clock seconds an ``agent`` or ``plan`` answer may take before it answers with what
     #: it has.
     mode_seconds: float = Field(default=60.0, gt=0)
+    #: What happens to a sentence of a model's answer that the sources it cites do not support
+    #: (``agents.verify``): ``mark`` it "(unsupported)", ``remove`` it, or ``off`` (no check).
+    #: Either way the answer's warnings say which.
+    verify: Literal["mark", "remove", "off"] = "mark"
 
 
 Stream = Literal["A", "B", "C"]

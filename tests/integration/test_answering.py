@@ -52,7 +52,9 @@ def test_llm_answer_drops_citations_it_was_not_shown(
     text_collection: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.script(ok("The Team plan costs $45 per month [1][9]. Support is extra [12]."))
-    answer = _with_llm(text_collection, fake_llm.base_url).ask("How much does the Team plan cost?")
+    ds = _with_llm(text_collection, fake_llm.base_url)
+    ds.settings.answer.verify = "off"  # the claims are checked in test_claims_are_verified
+    answer = ds.ask("How much does the Team plan cost?")
     assert answer.mode == "llm" and answer.answerable
     assert answer.answer == "The Team plan costs $45 per month [1]. Support is extra."
     assert answer.removed_citations == [9, 12]
@@ -214,3 +216,30 @@ def test_slide_pages_text_and_image_chunks_become_one_source(tmp_path: Path) -> 
     assert len(on_slide) == 1 and "Page image: Page 2: Key points." in on_slide[0].text
     assert on_slide[0].image_ids
     assert [s.n for s in sources] == list(range(1, len(sources) + 1))
+
+
+def test_claims_are_verified_against_their_sources(
+    text_collection: Path, fake_llm: FakeLLM
+) -> None:
+    ds = _with_llm(text_collection, fake_llm.base_url)
+    question = "How much does the Team plan cost?"
+    pricing = next(s.n for s in ds.context(question) if "$45" in s.text)
+    fake_llm.script(
+        ok(f"The Team plan costs $45 per month [{pricing}]. It includes 12 seats [{pricing}]."),
+        error(418),  # the entailment call fails: the offline check decides
+    )
+    answer = ds.ask(question)
+    assert answer.answer.startswith("The Team plan costs $45 per month [1].")
+    assert "It includes 12 seats (unsupported) [1]." in answer.answer
+    assert any("12 is in none of the sources" in w for w in answer.warnings)
+    assert [s.kind for s in answer.trace][-1] == "verify"
+
+    ds.settings.answer.verify = "remove"
+    fake_llm.script(
+        ok(f"The Team plan costs $45 per month [{pricing}]. It includes 12 seats [{pricing}]."),
+        ok('{"supported": [true, false]}'),  # the model's judgement
+    )
+    removed = ds.ask(question)
+    assert removed.answer == "The Team plan costs $45 per month [1]."
+    assert any(w.startswith("removed an unsupported claim") for w in removed.warnings)
+    assert removed.trace[-1].by == "model"

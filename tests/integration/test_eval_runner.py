@@ -108,6 +108,7 @@ def test_qa_run_with_a_judge(
     monkeypatch.setenv("DOCSIGHT_LLM_MODEL", "fake-model")
     monkeypatch.setenv("DOCSIGHT_LLM_CACHE", "false")
     monkeypatch.setenv("DOCSIGHT_GRAPH_SUMMARIES", "extractive")  # the script is for answers
+    monkeypatch.setenv("DOCSIGHT_ANSWER_VERIFY", "off")  # and the judge, no claim check
     fake_llm.script(
         ok("The warranty lasts two years [1]."),  # the answer
         ok(json.dumps({"score": 5, "rationale": "matches"})),

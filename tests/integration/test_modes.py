@@ -59,7 +59,14 @@ def test_agent_with_a_model_reads_until_the_inspector_is_satisfied(demo_collecti
         ]
     )
     answer = DocSight(demo_collection, chat=chat).ask("How long is the warranty?", mode="agent")
-    assert [s.kind for s in answer.trace] == ["seek", "inspect", "seek", "inspect", "answer"]
+    assert [s.kind for s in answer.trace] == [
+        "seek",
+        "inspect",
+        "seek",
+        "inspect",
+        "answer",
+        "verify",
+    ]
     assert [s.by for s in answer.trace if s.kind == "inspect"] == ["model", "model"]
     assert answer.trace[2].input == "warranty length"
     assert answer.mode == "llm" and answer.answer.startswith("three-year warranty [1]")

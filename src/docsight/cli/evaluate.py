@@ -14,6 +14,7 @@ from rich.table import Table
 from docsight.cli import render
 from docsight.cli.main import (
     JsonOption,
+    ModeOption,
     _errors,
     app,
     console,
@@ -120,6 +121,7 @@ def _run(
     judge: bool,
     as_json: bool,
     images: bool = True,
+    mode: str | None = None,
 ) -> None:
     from docsight.evaluation.runner import EvalConfig, Evaluator
     from docsight.settings import Settings
@@ -140,8 +142,15 @@ def _run(
             judge=judge,
             images=images,
         )
+        settings = Settings()
+        if mode is not None:
+            if mode not in ("fast", "agent", "plan", "auto"):
+                from docsight.errors import UsageError
+
+                raise UsageError(f"--mode must be fast, agent, plan or auto, not {mode!r}")
+            settings.answer.mode = mode  # type: ignore[assignment]
         with _progress(as_json) as (on_question, on_ingest):
-            summary = Evaluator(config, Settings()).run(
+            summary = Evaluator(config, settings).run(
                 kind, progress=on_question, ingest_progress=on_ingest
             )
     if as_json:
@@ -204,16 +213,18 @@ def eval_qa(
         bool, typer.Option("--judge/--no-judge", help="Judge answers with the configured LLM.")
     ] = True,
     images: ImagesOption = True,
+    mode: ModeOption = None,
     collection: EvalCollectionOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Answers: exact match, token F1/recall, MMLongBench accuracy, answer-in-context@5.
 
     Also abstention; with an LLM a 1-5 judge, atomic-fact precision/recall and faithfulness.
+    --mode answers in that mode (and records model tokens and steps per question).
     """
     if collection is not None:
         state.collection = collection
-    _run("qa", dataset, docs, fmt, scope, k, out, limit, judge, as_json, images)
+    _run("qa", dataset, docs, fmt, scope, k, out, limit, judge, as_json, images, mode)
 
 
 @eval_app.command("grid")

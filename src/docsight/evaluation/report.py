@@ -29,6 +29,8 @@ HEADLINE = (
     "judge_correct",
     "fact_f1",
     "faithfulness",
+    "steps",
+    "model_tokens",
 )
 
 # A "|" after an even number of backslashes (none included) is a cell separator.

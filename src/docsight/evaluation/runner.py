@@ -299,6 +299,10 @@ class Evaluator:
             )
         )
         result.warnings.extend(w for w in answer.warnings if w not in result.warnings)
+        # What the answer cost beyond retrieval: steps taken, model calls and their tokens.
+        result.metrics["steps"] = float(len(answer.trace))
+        result.metrics["model_steps"] = float(sum(s.by == "model" for s in answer.trace))
+        result.metrics["model_tokens"] = float(sum(s.tokens for s in answer.trace))
         started = time.perf_counter()
         metrics, notes = score_answer(answer, q, judge)
         if judge is not None:

@@ -502,6 +502,7 @@ class DocSight:
                     answer=answer_once,
                     chat=self.chat_model(),
                     settings=self.settings.answer,
+                    walk=self._walk,
                 )
                 answer, _ = run(strategy, question, tools, trace)  # type: ignore[arg-type]
                 answer.question = question
@@ -544,6 +545,26 @@ class DocSight:
         if answer.explanation:
             answer.explanation = inert_markdown(answer.explanation)
         return answer
+
+    def _walk(self, sources: Sequence[Source]) -> list[Source]:
+        """What surrounds ``sources`` in their documents: a readout from them as hits with a
+        wider reach (two neighbours each side, whole pages, artifacts and references)."""
+        from docsight.agents.context import assemble
+        from docsight.retrieval.hit import Hit
+        from docsight.retrieval.readout import ReadoutPlan
+
+        settings = self.settings.answer
+        hits = [
+            Hit(**s.location(), rank=s.rank, score=1.0 / s.rank, kind=s.kind, text=s.text)
+            for s in sources
+            if s.chunk_id
+        ]
+        plan = ReadoutPlan(
+            budget_tokens=settings.context_tokens * 2,
+            page_hits=1,
+            neighbours=max(2, settings.neighbours + 1),
+        )
+        return assemble(hits, self.store, plan)
 
     def _mode(self, question: str, mode: str | None) -> str:
         """The strategy for ``question``: ``mode`` or the setting, ``auto`` resolved."""

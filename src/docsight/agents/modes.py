@@ -49,6 +49,10 @@ class Tools:
     answer: Callable[[str, Sequence[Source], Evidence], Answer]
     chat: Any | None
     settings: AnswerSettings
+    #: Reads around sources along the document map and content graph (reading-order
+    #: neighbours, the rest of their pages and sections, what they refer to); ``None`` when
+    #: the documents have no graph to walk.
+    walk: Callable[[Sequence[Source]], list[Source]] | None = None
 
 
 class Budget:
@@ -187,6 +191,19 @@ def run_agent(question: str, tools: Tools, trace: Trace) -> Answer:
         answer = tools.answer(question, sources, tools.evidence(question, sources))
         step.by = "model" if answer.mode == "llm" else "offline"
         step.tokens = budget.spent
+    if not answer.answerable and tools.walk is not None and not budget.exhausted():
+        # Reflective reading (DMAP): the draft found no answer in what was read, so read what
+        # surrounds it in the document before giving up.
+        with trace.step("read", "neighbours, sections and references of the sources") as step:
+            around = tools.walk(sources)
+            walked, _ = merge(sources, around)
+            step.pages = _pages(around)
+            step.output = f"{len(walked) - len(sources)} passages around the sources"
+        if len(walked) > len(sources):
+            walked = _within(walked, tools.settings.context_tokens * 3)
+            with trace.step("answer", question) as step:
+                answer = tools.answer(question, walked, tools.evidence(question, walked))
+                step.by = "model" if answer.mode == "llm" else "offline"
     answer.warnings.extend(warnings)
     return answer
 

@@ -194,3 +194,25 @@ def test_ask_mode_on_the_command_line(demo_collection: Path) -> None:
     assert "plan mode" in result.stdout and "1. plan (offline" in result.stdout
     bad = runner.invoke(app, ["-c", str(demo_collection), "ask", COMPARISON, "--mode", "deep"])
     assert bad.exit_code == 2 and "mode must be fast, agent, plan or auto" in bad.output
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["agent", "plan"])
+def test_each_mode_runs_end_to_end_with_the_local_model(
+    demo_collection: Path,
+    local_llm,  # type: ignore[no-untyped-def]
+    mode: str,
+) -> None:
+    # Mechanics, not quality: SmolLM2-135M writes poor plans and verdicts, and every step must
+    # still end in an answer (the model's, or the offline parts' after its faults).
+    llm = local_llm.llm_settings(max_tokens=96, cache=False, timeout=120, budget=600)
+    settings = Settings(llm=llm)
+    settings.answer.mode_seconds = 600
+    answer = DocSight(demo_collection, settings=settings).ask(COMPARISON, mode=mode)
+    assert answer.strategy == mode and answer.answer.strip()
+    steps = kinds(answer)
+    assert steps[0] == ("seek" if mode == "agent" else "plan") and "answer" in steps
+    called = [s for s in answer.trace if s.by == "model"]
+    assert called or answer.warnings  # the model did a step, or its faults were reported
+    assert {c.n for c in answer.citations} <= {s.n for s in answer.sources}

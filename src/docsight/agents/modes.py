@@ -9,9 +9,9 @@
   falls short, then write the final answer from the sub-answers and their citations.
 
 With a language model the inspector, planner and final reasoner are model calls (validated
-JSON); without one, or when a call fails, their model-free parts run: sufficiency is coverage
-of the question's words by the sources, the missing words are the next search, plans come from
-rules, and the final answer lists (or, for a comparison, picks among) the sub-answers. Every
+JSON); without one, or when a call fails, their model-free parts run: the sources suffice when
+the extractive answerer's calibrated refusal would answer from them, the question's words that
+no source holds are the next search, plans come from rules, and the final answer lists (or, for a comparison, picks among) the sub-answers. Every
 step lands in the trace. The facade supplies retrieval and the one-shot answerer as
 :class:`Tools`, so this module never touches the store.
 """
@@ -144,12 +144,14 @@ def inspect(
             return verdict, "model"
         except LLMError:
             pass  # judged by coverage instead
+    # Offline, the judge is the answerer's own calibrated refusal (fitted by cross-validation,
+    # ``agents.refusal``): enough when it would answer from what was read. What to look for
+    # next is the question's words that no source holds.
+    draft = tools.answer(question, sources, tools.evidence(question, sources))
     missing = missing_terms(question, sources)
-    # Sufficient when every word of substance is somewhere in what was read: a plain rule, and
-    # the only one that needs no model.
-    return Verdict(sufficient=not missing, missing=[" ".join(missing)] if missing else []), (
-        "offline"
-    )
+    if draft.answerable:
+        return Verdict(sufficient=True), "offline"
+    return Verdict(sufficient=False, missing=[" ".join(missing)] if missing else []), "offline"
 
 
 # --- agent --------------------------------------------------------------------------------------

@@ -201,3 +201,14 @@ def test_a_row_value_is_the_one_under_the_asked_label() -> None:
     assert (
         extract_value(intent, "Its rated pressure is 380 kPa at a flow of 18 l/min.") == "380 kPa"
     )
+
+
+def test_without_a_period_asked_the_latest_year_answers() -> None:
+    (table,) = parse_tables(
+        "| Metric | 2023 | 2024 |\n| --- | --- | --- |\n"
+        "| Revenue | 412.0 | 468.5 |\n| Employees at year end | 1,840 | 2,015 |"
+    )
+    latest = lookup(read_intent("How many employees are there at year end?"), table, [])
+    assert latest is not None and (latest.value, latest.column) == ("2,015", "2024")
+    asked = lookup(read_intent("How many employees were there at the end of 2023?"), table, [])
+    assert asked is not None and asked.value == "1,840"

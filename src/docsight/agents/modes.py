@@ -11,9 +11,9 @@
 With a language model the inspector, planner and final reasoner are model calls (validated
 JSON); without one, or when a call fails, their model-free parts run: the sources suffice when
 the extractive answerer's calibrated refusal would answer from them, the question's words that
-no source holds are the next search, plans come from rules, and the final answer lists (or, for a comparison, picks among) the sub-answers. Every
-step lands in the trace. The facade supplies retrieval and the one-shot answerer as
-:class:`Tools`, so this module never touches the store.
+no source holds are the next search, plans come from rules, and the final answer lists (or, for
+a comparison, picks among) the sub-answers. Every step lands in the trace. The facade supplies
+retrieval and the one-shot answerer as :class:`Tools`, so this module never touches the store.
 """
 
 from __future__ import annotations

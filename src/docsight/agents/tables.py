@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from docsight.agents.question import Intent
 from docsight.document.text import content_terms, idf_weights
@@ -140,6 +140,7 @@ def lookup(intent: Intent, table: Table, corpus: Sequence[set[str]]) -> CellAnsw
     if intent.type == "comparison":
         return _compare(intent, table, col_scores)
     best: CellAnswer | None = None
+    best_row = -1
     label_col = 0 if _label_column(table) else -1
     for r, row in enumerate(table.rows):
         row_text = " ".join(c for k, c in enumerate(row) if not is_number(c) or k == label_col)
@@ -153,6 +154,7 @@ def lookup(intent: Intent, table: Table, corpus: Sequence[set[str]]) -> CellAnsw
                 continue
             score = row_score + col_scores[k]
             if best is None or score > best.score:
+                best_row = r
                 best = CellAnswer(
                     value=cell,
                     row=table.label(r),
@@ -163,9 +165,29 @@ def lookup(intent: Intent, table: Table, corpus: Sequence[set[str]]) -> CellAnsw
                     caption=table.caption,
                 )
     if best is None or (best.column_match <= 0 and len(table.columns) > 2 and not periods):
+        latest = _latest_period(table, best, best_row, intent) if best is not None else None
+        if latest is not None:
+            return latest
         # Several value columns and nothing says which: no single cell answers.
         return None if best is None or len(table.columns) > 2 else best
     return best
+
+
+def _latest_period(table: Table, best: CellAnswer, row: int, intent: Intent) -> CellAnswer | None:
+    """With columns of years and no year asked, the latest year's cell of the best row: a
+    report's current figure ("How many employees does it have?" asks of the latest year)."""
+    years = {
+        k: max(int(y) for y in _YEAR.findall(name))
+        for k, name in enumerate(table.columns)
+        if _YEAR.findall(name)
+    }
+    if len(years) < 2:
+        return None
+    k = max(years, key=lambda c: years[c])
+    cell = table.rows[row][k] if k < len(table.rows[row]) else ""
+    if not cell or (intent.numeric and not is_number(cell)):
+        return None
+    return replace(best, value=cell, column=table.columns[k])
 
 
 def _label_column(table: Table) -> bool:

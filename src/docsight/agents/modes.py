@@ -280,14 +280,17 @@ _PLAN_TOKENS = 350
 
 
 def _answer_step(query: str, tools: Tools, trace: Trace) -> Answer:
-    """One sub-question: retrieve, refine while words are missing, answer."""
+    """One sub-question: retrieve and answer; while the answer is "Not answerable" (the
+    evidence checker: the answerer's calibrated refusal, or the model's own) and words of the
+    sub-question are missing, search for them and answer again, up to ``max_rounds`` times."""
     with trace.step("retrieve", query) as step:
         sources = tools.retrieve(query)
         step.pages = _pages(sources)
         step.output = f"{len(sources)} sources"
+    answer = _read(query, sources, tools, trace)
     for _ in range(tools.settings.max_rounds):
         missing = missing_terms(query, sources)
-        if not missing:
+        if answer.answerable or not missing:
             break
         with trace.step("refine", " ".join(missing)) as step:
             more = tools.retrieve(" ".join(missing))
@@ -297,6 +300,11 @@ def _answer_step(query: str, tools: Tools, trace: Trace) -> Answer:
             step.output = f"{len(sources) - before} new sources"
         if len(sources) == before:
             break  # nothing new to read: refining again would search the same words
+        answer = _read(query, sources, tools, trace)
+    return answer
+
+
+def _read(query: str, sources: list[Source], tools: Tools, trace: Trace) -> Answer:
     sources = _within(sources, tools.settings.context_tokens)
     with trace.step("read", query) as step:
         answer = tools.answer(query, sources, tools.evidence(query, sources))

@@ -80,3 +80,17 @@ def test_without_anything_new_the_rounds_end_and_the_map_is_read() -> None:
     assert kinds.count("inspect") == 2 and kinds[-3:] == ["answer", "read", "answer"]
     assert any("still short after 2 rounds" in w for w in answer.warnings)
     assert tools.walked == 1 and answer.answerable and answer.answer == "Services [2]"
+
+
+def test_a_plan_whose_budget_is_spent_before_its_first_step_refuses() -> None:
+    import json
+
+    from docsight.agents.modes import run_plan
+    from docsight.llm.scripted import ScriptedChat
+
+    plan = {"steps": [{"id": 1, "question": "Which segment grew fastest?", "depends_on": []}]}
+    tools = Recorder({}, around=[]).tools(mode_tokens=100)
+    tools.chat = ScriptedChat([json.dumps(plan)])
+    answer = run_plan("Which segment grew fastest?", tools, trace := Trace())
+    assert not answer.answerable and [s.kind for s in trace.steps] == ["plan", "answer"]
+    assert any("token budget" in w for w in answer.warnings)

@@ -328,6 +328,8 @@ def _combine(
 ) -> Answer:
     """The final answer from the sub-answers, their sources merged and renumbered."""
     parts = [answers[s.id] for s in plan.steps if s.id in answers]
+    if not parts:  # the budget ran out before the first step
+        return Answer.not_answerable(question, "extractive", [], 0.0)
     if len(parts) == 1 and plan.combine == "last":
         return parts[0]
     sources, maps = merge(*[a.sources for a in parts])

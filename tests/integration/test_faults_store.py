@@ -268,3 +268,24 @@ def test_a_read_only_collection_reads_and_refuses_writes_clearly(
                 assert "reading it" in out["error"]["message"]
             with pytest.raises(ReadOnlyCollectionError):
                 _ds(collection, encoder).ingest([corpus])
+
+
+def test_a_table_killed_while_being_created_is_not_damage(tmp_path: Path) -> None:
+    """A SIGKILL during the first table's creation leaves a directory Lance lists but cannot
+    open: a manifest never renamed into place and no data. Found by the crash-safety test."""
+    collection = tmp_path / "col"
+    ds = DocSight(collection)
+    ds.ingest([write_corpus(tmp_path / "corpus")])
+    shutil.rmtree(collection / "tables")
+    unfinished = collection / "tables" / "assets.lance"
+    (unfinished / "_versions").mkdir(parents=True)
+    (unfinished / "_versions" / "18446744073709551614.manifest#1").write_bytes(b"\x00" * 64)
+    (unfinished / "_transactions").mkdir()
+    (unfinished / "_transactions" / "0-cut-short.txn").write_bytes(b"\x00" * 16)
+    fresh = DocSight(collection)
+    report = fresh.check()
+    assert report.ok, report.problems
+    again = DocSight(collection).ingest([tmp_path / "corpus"])
+    assert again.counts()["added"] == 2 and again.counts()["failed"] == 0
+    assert DocSight(collection).check().ok
+    assert DocSight(collection).search("warranty", k=1)

@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import threading
 import warnings
 import zlib
@@ -180,7 +181,7 @@ class LanceStore:
         with self._lock:
             if name not in self._tables:
                 db = self._connect()
-                if name not in db.list_tables().tables:
+                if name not in db.list_tables().tables or repair.unfinished(self._table_dir(name)):
                     return None
                 self._tables[name] = db.open_table(name)
             return self._tables[name]
@@ -189,6 +190,10 @@ class LanceStore:
         with self._lock:
             table = self._table(name)
             if table is None:
+                folder = self._table_dir(name)
+                if folder.is_dir() and repair.unfinished(folder):
+                    # A creation killed before its first commit: nothing in it to keep.
+                    shutil.rmtree(folder)
                 table = self._connect().create_table(name, schema=schema, exist_ok=True)
                 self._tables[name] = table
             return table

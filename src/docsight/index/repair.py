@@ -92,11 +92,27 @@ def lance_reason(exc: BaseException) -> str:
 
 
 def table_dirs(store: LanceStore) -> dict[str, Path]:
-    """Every table directory, whether or not Lance can open it."""
+    """Every table directory, whether or not Lance can open it, except tables whose creation
+    was cut short (see :func:`unfinished`): those never held anything."""
     root = store.path / "tables"
     if not root.is_dir():
         return {}
-    return {p.name[: -len(".lance")]: p for p in sorted(root.glob("*.lance")) if p.is_dir()}
+    return {
+        p.name[: -len(".lance")]: p
+        for p in sorted(root.glob("*.lance"))
+        if p.is_dir() and not unfinished(p)
+    }
+
+
+def unfinished(table_dir: Path) -> bool:
+    """A table killed while it was being created: no committed version (a manifest still
+    named ``…manifest#n`` was never renamed into place) and no data. Lance lists it but cannot
+    open it; it is not damage, and creating the table again replaces it."""
+    versions = table_dir / "_versions"
+    committed = versions.is_dir() and any(versions.glob("*.manifest"))
+    data = table_dir / "data"
+    holds_data = data.is_dir() and any(data.iterdir())
+    return not committed and not holds_data
 
 
 def read_rows(table: Any, columns: list[str], rowids: list[int] | None) -> pa.Table:

@@ -111,7 +111,9 @@ class Answer(BaseModel):
         )
 
 
-_MARKER = re.compile(r"\[(\d+)\]")
+#: A citation marker, "[n]", in an answer's text.
+CITATION_MARKER = re.compile(r"\[(\d+)\]")
+_MARKER = CITATION_MARKER
 
 
 def number_citations(answer: Answer) -> Answer:

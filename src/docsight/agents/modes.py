@@ -26,17 +26,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from docsight.agents.answer import CITATION_MARKER as _MARKER
 from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence
 from docsight.agents.plan import Plan, PlanError, decompose, kahn_order, plan_with_model
 from docsight.agents.question import read_intent
 from docsight.agents.trace import Trace
+from docsight.agents.verify import numbers
 from docsight.document.text import content_terms
 from docsight.errors import LLMError
 from docsight.settings import AnswerSettings
 
 Mode = Literal["fast", "agent", "plan", "auto"]
-_MARKER = re.compile(r"\[(\d+)\]")
 
 
 @dataclass
@@ -263,7 +264,7 @@ def _plan(question: str, tools: Tools, budget: Budget, warnings: list[str]) -> t
     if tools.chat is not None:
         try:
             plan = plan_with_model(tools.chat, question)
-            budget.spend(question, tokens=_PLAN_TOKENS + len(question) // 4)
+            budget.spend(tokens=_PLAN_TOKENS + len(question) // 4)
             return plan, "model"
         except (LLMError, PlanError) as exc:
             warnings.append(f"the model's plan could not be used ({exc}); planned by rules")
@@ -390,26 +391,13 @@ def _combine(
     )
 
 
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
-
-
-def _number(text: str) -> float | None:
-    match = _NUMBER.search(text)
-    if match is None:
-        return None
-    try:
-        return float(match.group(0).replace(",", ""))
-    except ValueError:
-        return None
-
-
 _LOWER = re.compile(r"\b(?:lower|lowest|smaller|smallest|less|least|fewer|cheaper|shorter)\b", re.I)
 
 
 def _pick(question: str, answered: list[tuple[str, str, list[int]]]) -> Any:
     """The sub-answer with the largest value (or the smallest, when the question asks for it)."""
-    valued = [(_number(item[1]), item) for item in answered]
-    valued = [(v, item) for v, item in valued if v is not None]
+    valued = [(numbers(item[1]), item) for item in answered]
+    valued = [(found[0], item) for found, item in valued if found]
     if len(valued) < 2:
         return None
     direction = read_intent(question).direction

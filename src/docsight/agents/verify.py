@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from docsight.agents.answer import CITATION_MARKER as _MARKER
 from docsight.agents.answer import Answer, Source
 from docsight.document.text import content_terms, split_sentences
 from docsight.errors import LLMError
 
 #: Share of a claim's words of substance that its sources must hold.
 MIN_WORD_SUPPORT = 0.5
-_MARKER = re.compile(r"\[(\d+)\]")
 _NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])-?\d+(?:\.\d+)?")
 MARK = " (unsupported)"
 

@@ -444,6 +444,29 @@ class ImageQuerySettings(_Settings):
     max_file_mb: float = Field(default=32.0, gt=0)
 
 
+class ServerSettings(_Settings):
+    """``docsight serve``: the REST API, the web page and MCP over HTTP."""
+
+    model_config = _group("DOCSIGHT_SERVER_")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    #: Bearer token every request must carry; required when binding beyond loopback.
+    api_key: SecretStr | None = None
+    #: Largest upload per file (MiB); the body streams to disk and stops at this cap.
+    max_upload_mb: float = Field(default=200.0, gt=0)
+    #: Files in one upload request.
+    max_files: int = Field(default=100, ge=1)
+    #: Ingestion jobs running at once; more are refused with 429.
+    max_jobs: int = Field(default=2, ge=1)
+    #: Largest JSON request body (KiB) and query length (characters).
+    max_body_kb: int = Field(default=16_384, ge=1)
+    max_query_chars: int = Field(default=4000, ge=10)
+    #: Origins allowed by CORS; none (CORS off) by default.
+    cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    _origins = field_validator("cors_origins", mode="before")(_split_list)
+
+
 class Settings(_Settings):
     """Everything configurable in docsight."""
 
@@ -468,3 +491,4 @@ class Settings(_Settings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     image: ImageQuerySettings = Field(default_factory=ImageQuerySettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)

@@ -7,16 +7,16 @@ from typing import Annotated
 import typer
 
 from docsight.cli import render
-from docsight.cli.main import (
+from docsight.cli.app import (
     CollectionOption,
     DocOption,
     JsonOption,
     ModeOption,
-    _docsight,
-    _errors,
     app,
+    cli_errors,
     console,
     err_console,
+    open_docsight,
 )
 
 _QUIT = {"exit", "quit", ":q", "bye"}
@@ -43,8 +43,8 @@ def chat(
     is kept in the collection: --session ID resumes it. With --json, prints one JSON answer
     per line.
     """
-    with _errors(as_json):
-        ds = _docsight(collection)
+    with cli_errors(as_json):
+        ds = open_docsight(collection)
         if session:
             history = ds.conversation(session)
             if not as_json:
@@ -59,7 +59,7 @@ def chat(
         question = line.strip()
         if not question or question.lower() in _QUIT:
             break
-        with _errors(as_json):
+        with cli_errors(as_json):
             result = ds.chat(question, session=session, doc_names=doc, mode=mode)
         if session is None and not as_json:
             console.print(f"[dim]conversation {result.session} (--session to resume)[/dim]")

@@ -12,11 +12,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from docsight.cli import render
-from docsight.cli.main import (
+from docsight.cli.app import (
     JsonOption,
     ModeOption,
-    _errors,
     app,
+    cli_errors,
     console,
     err_console,
     state,
@@ -129,7 +129,7 @@ def _run(
     if scope not in ("document", "corpus"):
         raise typer.BadParameter("--scope must be 'document' or 'corpus'")
     checked_scope: Scope = "document" if scope == "document" else "corpus"
-    with _errors(as_json):
+    with cli_errors(as_json):
         config = EvalConfig(
             dataset=dataset,
             docs=docs,
@@ -238,7 +238,7 @@ def eval_grid(
     """Run a grid of configurations (ablations) and compare them in one report."""
     from docsight.evaluation.grid import load_grid, run_grid
 
-    with _errors(as_json):
+    with cli_errors(as_json):
         grid = load_grid(config)
         with _progress(as_json) as (on_question, _):
             result = run_grid(grid, out, progress=on_question)
@@ -259,7 +259,7 @@ def eval_report(
     """Compare finished runs in one Markdown report with a plot."""
     from docsight.evaluation.report import compare_report
 
-    with _errors(False):
+    with cli_errors(False):
         missing = [r for r in runs if not (r / "summary.json").is_file()]
         if missing:
             from docsight.errors import ConfigurationError

@@ -4,147 +4,25 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.console import Console
 
 from docsight.cli import render
-from docsight.errors import DocsightError
-
-# Help text is rich markup: a literal "[" must be written "\\[" or it vanishes with what
-# follows (tests/e2e/test_cli_help.py renders every command's help to catch it).
-app = typer.Typer(
-    name="docsight",
-    help="Ask questions over your documents and get answers with cited pages, offline by default.",
-    epilog=(
-        "Answers are quoted from the sources offline. To have a language model write them, set "
-        "DOCSIGHT_LLM_MODEL, DOCSIGHT_LLM_BASE_URL (an OpenAI-compatible endpoint: vLLM, Ollama, "
-        "llama.cpp, OpenAI) and DOCSIGHT_LLM_API_KEY if it needs one; `docsight info` shows "
-        "what is configured. Every setting is an environment variable DOCSIGHT_<GROUP>_<FIELD> "
-        "(see the README)."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+from docsight.cli.app import (
+    CollectionOption,
+    DocOption,
+    ImageOption,
+    JsonOption,
+    ModeOption,
+    app,
+    clean_question_arg,
+    cli_errors,
+    console,
+    err_console,
+    open_docsight,
 )
-
-console = Console()
-err_console = Console(stderr=True)
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-ModeOption = Annotated[
-    str | None,
-    typer.Option(
-        "--mode",
-        show_default=False,
-        help="fast: one search, one answer; agent: search again for what is missing; plan: "
-        "sub-questions in order; auto: chosen per question \\[default: DOCSIGHT_ANSWER_MODE, "
-        "fast].",
-    ),
-]
-DocOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--doc",
-        "-d",
-        help="Restrict to a document: its name (with or without the extension, or a unique "
-        "start of it) or id; repeatable.",
-    ),
-]
-_COLLECTION_HELP = (
-    "Collection directory \\[default: $DOCSIGHT_COLLECTION_DIR or ./.docsight]; accepted "
-    "before or after the command name."
-)
-CollectionOption = Annotated[
-    Path | None,
-    typer.Option("--collection", "-c", help=_COLLECTION_HELP, show_default=False),
-]
-ImageOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--image",
-        "-i",
-        help="An image that goes with the question (chart, table, screenshot, code, ...).",
-    ),
-]
-
-
-class _State:
-    collection: Path | None = None
-
-
-state = _State()
-
-
-def _version(value: bool) -> None:
-    if value:
-        from docsight import __version__
-
-        console.print(f"docsight {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _main(
-    collection: CollectionOption = None,
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", help="Show the version and exit.", callback=_version, is_eager=True
-        ),
-    ] = False,
-) -> None:
-    state.collection = collection
-
-
-def _docsight(collection: Path | None = None) -> Any:
-    """The facade over the collection named after the command (``collection``) or before it."""
-    from docsight.api import DocSight
-
-    if collection is not None:
-        state.collection = collection
-    return DocSight(state.collection)
-
-
-@contextmanager
-def _errors(as_json: bool) -> Iterator[None]:
-    """Turn docsight errors into a one-line message and an exit status, never a traceback:
-    2 for usage errors (a bad argument, path or setting), 1 for the rest."""
-    try:
-        try:
-            yield
-        except OSError as exc:
-            # A full disk or a read-only collection outside the store's own writes (a cache, the
-            # collection directory itself) is the same error to the user.
-            from docsight.index.guard import storage_error
-
-            mapped = storage_error(exc, state.collection or Path(".docsight"), "writing")
-            if mapped is None:
-                raise
-            raise mapped from exc
-    except DocsightError as exc:
-        if as_json:
-            render.print_json(console, {"error": {"code": exc.code, "message": exc.message}})
-        else:
-            err_console.print(
-                f"[red]error[/red] ({exc.code}): {render.safe(exc.message)}", soft_wrap=True
-            )
-        raise typer.Exit(exc.exit_status) from exc
-
-
-def _clean_question(text: str) -> str:
-    """Bytes that are not UTF-8 (a mis-encoded terminal or file) are replaced, with a warning on
-    stderr, so --json output stays valid."""
-    from docsight.query.question import clean_question
-
-    cleaned, warning = clean_question(text)
-    if warning is not None:
-        err_console.print(f"[yellow]warning[/yellow]: {render.safe(warning)}")
-    return cleaned
 
 
 @app.command()
@@ -166,8 +44,8 @@ def ingest(
 
     lines = not as_json and not console.is_terminal
     try:
-        with _errors(as_json):
-            ds = _docsight(collection)
+        with cli_errors(as_json):
+            ds = open_docsight(collection)
             with ingest_progress(console, err_console, lines=lines) as progress_cb:
                 report = ds.ingest(paths, progress=progress_cb)
     except IngestInterrupted as stop:
@@ -205,9 +83,9 @@ def search(
     1-based page shown on screen.
     """
     unit: Literal["chunk", "page"] = "page" if pages else "chunk"
-    with _errors(as_json):
-        query = _clean_question(query)
-        ds = _docsight(collection)
+    with cli_errors(as_json):
+        query = clean_question_arg(query)
+        ds = open_docsight(collection)
         analysis = ds.analyze_image(image) if image is not None else None
         results = ds.search(query, k=k, doc_names=doc, unit=unit, image=analysis)
     if as_json:
@@ -254,8 +132,8 @@ def ask(
     JSON output then carries its analysis under "image"; "page" is 0-based in JSON,
     "page_number" 1-based as on screen.
     """
-    with _errors(as_json):
-        ds = _docsight(collection)
+    with cli_errors(as_json):
+        ds = open_docsight(collection)
         analysis = ds.analyze_image(image) if image is not None else None
         result = ds.ask(question, doc_names=doc, k=k, image=analysis, mode=mode)
     if as_json:
@@ -274,8 +152,8 @@ def ask(
 @app.command()
 def docs(collection: CollectionOption = None, as_json: JsonOption = False) -> None:
     """List the documents in the collection."""
-    with _errors(as_json):
-        documents = _docsight(collection).documents()
+    with cli_errors(as_json):
+        documents = open_docsight(collection).documents()
     if as_json:
         render.print_json(console, documents)
     else:
@@ -301,8 +179,8 @@ def map_(
     from docsight.document.map import document_map
     from docsight.graph.view import graph_map
 
-    with _errors(as_json):
-        ds = _docsight(collection)
+    with cli_errors(as_json):
+        ds = open_docsight(collection)
         document = ds.document(doc)
         data = document_map(document)
         graph = ds.store.get_graph(document.id)
@@ -325,8 +203,8 @@ def remove(
     """Remove a document and everything derived from it, and free its space."""
     from docsight.index.sources import disk_sizes
 
-    with _errors(as_json):
-        ds = _docsight(collection)
+    with cli_errors(as_json):
+        ds = open_docsight(collection)
         before = sum(disk_sizes(ds.path).values())
         info = ds.remove(doc)
         freed = max(0, before - sum(disk_sizes(ds.path).values()))
@@ -341,8 +219,8 @@ def remove(
 @app.command()
 def info(collection: CollectionOption = None, as_json: JsonOption = False) -> None:
     """Show the collection's size, indexes, encoder and model configuration."""
-    with _errors(as_json):
-        ds = _docsight(collection)
+    with cli_errors(as_json):
+        ds = open_docsight(collection)
         stats = ds.info()
         extra = _configuration(ds.settings)
     if as_json:
@@ -393,8 +271,8 @@ def check(
     It waits for any running ingest. Warnings, such as rows not yet in an index, do not fail
     the check.
     """
-    with _errors(as_json):
-        report = _docsight(collection).check(repair=repair)
+    with cli_errors(as_json):
+        report = open_docsight(collection).check(repair=repair)
     if as_json:
         render.print_json(console, {**report.model_dump(mode="json"), "ok": report.ok})
     else:
@@ -425,7 +303,7 @@ def llm_serve(
 
     from docsight.llm.local import resolve_model_path, start_in_process
 
-    with _errors(False):
+    with cli_errors(False):
         path = resolve_model_path(model)
         server = start_in_process(path, threads=threads, ctx=ctx, port=port, embedding=embedding)
     base_url = f"{server.listening_address}/v1"

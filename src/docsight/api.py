@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from docsight.agents.answer import Answer, Source
+from docsight.agents.trace import TraceStep
 from docsight.document.model import Document
 from docsight.encoders.base import Encoder
 from docsight.errors import (
@@ -21,7 +21,6 @@ from docsight.errors import (
     CollectionNotFoundError,
     DocumentNotFoundError,
     EmptyQuestionError,
-    LLMError,
     PathNotFoundError,
     UsageError,
 )
@@ -58,9 +57,11 @@ class DocSight:
         *,
         settings: Settings | None = None,
         chat: Any = None,
+        vision: Any = None,
     ) -> None:
-        """``chat``: a chat model to use instead of the configured one (any object keeping the
-        ``llm.base.ChatModel`` contract, such as ``llm.scripted.ScriptedChat`` in tests)."""
+        """``chat`` and ``vision``: a chat model and a vision model to use instead of the
+        configured ones (any object keeping the ``llm.base.ChatModel`` contract, such as
+        ``llm.scripted.ScriptedChat`` in tests)."""
         settings = settings.model_copy(deep=True) if settings is not None else Settings()
         if collection_dir is not None:
             settings.collection_dir = Path(collection_dir)
@@ -69,24 +70,26 @@ class DocSight:
         self._store: Store | None = None
         self._encoder: Encoder | None = None
         self._chat: Any = chat
-        self._vlm_chat: Any = None
+        self._vlm_chat: Any = vision
         self._image_analyzer: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     # --- components (lazy) ---------------------------------------------------------------------
 
     @property
     def store(self) -> Store:
-        if self._store is None:
-            from docsight.index import STORES
+        # Servers call one facade from many threads: each component is made once.
+        with self._lock:
+            if self._store is None:
+                from docsight.index import STORES
 
-            self._store = STORES.create(
-                self.settings.store,
-                self.path,
-                vector_index_min_rows=self.settings.retrieval.vector_index_min_rows,
-                render_cache_mb=self.settings.render_cache_mb,
-            )
-        return self._store
+                self._store = STORES.create(
+                    self.settings.store,
+                    self.path,
+                    vector_index_min_rows=self.settings.retrieval.vector_index_min_rows,
+                    render_cache_mb=self.settings.render_cache_mb,
+                )
+            return self._store
 
     def encoder(self) -> Encoder:
         with self._lock:
@@ -98,21 +101,25 @@ class DocSight:
 
     def chat_model(self) -> Any:
         """The configured chat model, or ``None`` when no LLM endpoint is configured."""
-        if self._chat is None and self.settings.llm.enabled:
-            from docsight.llm import create_chat_model
+        with self._lock:
+            if self._chat is None and self.settings.llm.enabled:
+                from docsight.llm import create_chat_model
 
-            self._chat = create_chat_model(
-                self.settings.llm, cache_path=self.path / "cache" / "llm.sqlite"
-            )
-        return self._chat
+                self._chat = create_chat_model(
+                    self.settings.llm, cache_path=self.path / "cache" / "llm.sqlite"
+                )
+            return self._chat
 
     def _vision_chat(self) -> Any:
         """The vision model client (``DOCSIGHT_VLM_*``), or ``None`` when none is configured."""
-        if self._vlm_chat is None and self.settings.vlm.enabled:
-            from docsight.llm.client import OpenAIChatClient
+        with self._lock:
+            if self._vlm_chat is None and self.settings.vlm.enabled:
+                from docsight.llm.client import OpenAIChatClient
 
-            self._vlm_chat = OpenAIChatClient(self.settings.vlm, self.path / "cache" / "llm.sqlite")
-        return self._vlm_chat
+                self._vlm_chat = OpenAIChatClient(
+                    self.settings.vlm, self.path / "cache" / "llm.sqlite"
+                )
+            return self._vlm_chat
 
     def _vision(self) -> Any:
         """The vision describer used at ingestion, when a VLM endpoint is configured."""
@@ -445,16 +452,17 @@ class DocSight:
         k: int | None = None,
         image: ImageInput | None = None,
         mode: str | None = None,
+        on_step: Callable[[TraceStep], None] | None = None,
     ) -> Answer:
         """Answer with numbered citations: by the LLM if one is configured, else extractively.
 
         With ``image``, retrieval fuses the image's text streams and the answerer sees what the
         image shows (typed text and caption) next to the question. ``mode`` (default
         ``answer.mode``): ``fast``, ``agent``, ``plan`` or ``auto`` (``agents.modes``).
+        ``on_step`` is called with each trace step as it finishes. The policy lives in
+        ``agents.pipeline``; this wires the collection into it.
         """
-        from docsight.agents.evidence import measure
-        from docsight.agents.trace import Trace
-        from docsight.llm.deadline import time_budget
+        from docsight.agents.pipeline import Ports, answer_question
         from docsight.query.question import clean_question
 
         question, bad_bytes = clean_question(question)
@@ -467,84 +475,50 @@ class DocSight:
 
             analysis = image if isinstance(image, ImageAnalysis) else self.analyze_image(image)
             asked = question_with_image(question, analysis, self.settings.image)
-        strategy = self._mode(question, mode)
-        trace = Trace()
-
-        def retrieve(query: str) -> list[Source]:
-            return self.context(query, doc_names=doc_names, k=k, image=analysis)
-
-        def weigh(query: str, sources: Sequence[Source]) -> Any:
-            # The evidence gate weighs what retrieval found, not the context read around it:
-            # whole pages and neighbours would cover a question's words by sheer volume.
-            found = [s.text for s in sources if s.via not in ("page", "neighbour")]
-            evidence = measure(query, found or [s.text for s in sources], self.encoder())
-            return replace(evidence, missing_pages=self._pages_missing(query, sources))
-
-        def answer_once(query: str, sources: Sequence[Source], evidence: Any) -> Answer:
-            return self._answer(asked if query == question else query, sources, evidence)
-
-        # One budget for every model call of this answer (reranking included), whatever retries.
-        with time_budget(self.settings.llm.budget):
-            if strategy == "fast":
-                with trace.step("retrieve", question) as step:
-                    sources = retrieve(question)
-                    step.pages = list(dict.fromkeys((s.doc_name, s.page) for s in sources))
-                    step.output = f"{len(sources)} sources on {len(step.pages)} pages"
-                with trace.step("answer", asked) as step:
-                    answer = answer_once(question, sources, weigh(asked, sources))
-                    step.by = "model" if answer.mode == "llm" else "offline"
-            else:
-                from docsight.agents.modes import Tools, run
-
-                tools = Tools(
-                    retrieve=retrieve,
-                    evidence=weigh,
-                    answer=answer_once,
-                    chat=self.chat_model(),
-                    settings=self.settings.answer,
-                    walk=self._walk,
-                )
-                answer, _ = run(strategy, question, tools, trace)  # type: ignore[arg-type]
-                answer.question = question
-                answer.strategy = strategy  # type: ignore[assignment]
-            if answer.mode == "llm" and self.settings.answer.verify != "off":
-                from docsight.agents.verify import verify
-
-                with trace.step("verify", answer.answer[:200]) as step:
-                    before = len(answer.warnings)
-                    answer, by = verify(answer, self.chat_model(), self.settings.answer.verify)
-                    step.by = "model" if by == "model" else "offline"
-                    step.output = f"{len(answer.warnings) - before} unsupported claims"
-        answer.trace = trace.steps
-        # Whoever wrote the answer, its citations are numbered 1..n in the order it cites them.
-        from docsight.agents.answer import number_citations
-
-        answer = number_citations(answer)
-        final = next((s for s in reversed(trace.steps) if s.kind == "answer"), None)
-        if final is not None:  # its words as the user sees them, citations renumbered
-            final.output = answer.answer.split("\n", 1)[0][:200]
+        ports = Ports(
+            retrieve=lambda query: self.context(query, doc_names=doc_names, k=k, image=analysis),
+            pages_missing=self._pages_missing,
+            encoder=self.encoder,
+            chat=self.chat_model,
+            vision=self._vision_chat,
+            images=self._source_images,
+            walk=self._walk,
+        )
+        answer = answer_question(
+            question, ports, self.settings, asked=asked, mode=mode, on_step=on_step
+        )
         if analysis is not None:
             answer.question = question
             answer.warnings.extend(analysis.warnings)
         if bad_bytes is not None:
             answer.warnings.insert(0, bad_bytes)
-        # The one place every answer passes, whoever wrote it: the words come from untrusted
-        # documents or from a model that read them, and whatever shows them may render Markdown.
-        from docsight.document.sanitize import inert_markdown
-
-        inert = inert_markdown(answer.answer)
-        if inert != answer.answer:
-            answer.answer = inert
-            answer.warnings.append(
-                "the answer held raw HTML, an image or a non-http(s) link; "
-                "they were removed or escaped as text"
-            )
-        for citation in answer.citations:
-            if citation.quote:
-                citation.quote = inert_markdown(citation.quote)
-        if answer.explanation:
-            answer.explanation = inert_markdown(answer.explanation)
         return answer
+
+    def _source_images(self, sources: Sequence[Source], limit: int) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` images of ``sources``, best-ranked first: the figure crops a source
+        carries, else the render of its page; each page or crop once."""
+        shown: list[tuple[int, bytes]] = []
+        seen: set[str] = set()
+        pages: dict[str, Document] = {}
+        for source in sorted(sources, key=lambda s: (s.rank, s.n)):
+            if len(shown) >= limit:
+                break
+            ids = list(source.image_ids)
+            if not ids:
+                if source.doc_id not in pages:
+                    pages[source.doc_id] = self.store.get_document(source.doc_id)
+                document = pages[source.doc_id]
+                if 0 <= source.page < document.page_count:
+                    page_id = document.pages[source.page].image_id
+                    ids = [page_id] if page_id else []
+            for image_id in ids:
+                if image_id in seen or len(shown) >= limit:
+                    continue
+                seen.add(image_id)
+                asset = self.store.get_asset(image_id)
+                if asset is not None:
+                    shown.append((source.n, asset.data))
+        return shown
 
     def _walk(self, sources: Sequence[Source]) -> list[Source]:
         """What surrounds ``sources`` in their documents: a readout from them as hits with a
@@ -566,17 +540,6 @@ class DocSight:
         )
         return assemble(hits, self.store, plan)
 
-    def _mode(self, question: str, mode: str | None) -> str:
-        """The strategy for ``question``: ``mode`` or the setting, ``auto`` resolved."""
-        chosen = mode or self.settings.answer.mode
-        if chosen not in ("fast", "agent", "plan", "auto"):
-            raise UsageError(f"mode must be fast, agent, plan or auto, not {chosen!r}")
-        if chosen == "auto":
-            from docsight.agents.plan import choose_mode
-
-            chosen = choose_mode(question)
-        return chosen
-
     def chat(
         self,
         question: str,
@@ -585,13 +548,13 @@ class DocSight:
         doc_names: Sequence[str] | None = None,
         image: ImageInput | None = None,
         mode: str | None = None,
+        on_step: Callable[[TraceStep], None] | None = None,
     ) -> Answer:
         """Ask within a conversation kept in the collection; ``session`` continues one (its
         id is ``Answer.session``). A follow-up is rewritten to stand alone before retrieval
         (``agents.conversation``: by the LLM when one is configured, else by rules), and
         looks first in the documents the previous answer cited."""
-        from docsight.agents.conversation import Conversation, Turn
-        from docsight.agents.trace import Trace
+        from docsight.agents.conversation import Conversation, take_turn
         from docsight.index.sessions import SessionStore, new_session_id
         from docsight.query.question import clean_question
 
@@ -602,32 +565,16 @@ class DocSight:
         )
         question, _ = clean_question(question)
         _require_words(question)
-        trace = Trace()
-        with trace.step("rewrite", question) as step:
-            rewrite = self._rewrite(question, conversation.turns)
-            step.output = rewrite.question
-            step.by = "model" if rewrite.by == "model" else "offline"
-            step.tokens = rewrite.tokens
-        scope = list(doc_names) if doc_names else rewrite.scope
-        answer = self.ask(rewrite.question, doc_names=scope, image=image, mode=mode)
-        if not answer.answerable and scope and not doc_names:
-            # The previous answer's documents were only a first guess at the scope.
-            answer = self.ask(rewrite.question, image=image, mode=mode)
-        answer.warnings.extend(rewrite.notes)
-        answer.trace = trace.steps + answer.trace
-        answer.question = question
-        answer.standalone = rewrite.question if rewrite.question != question else None
-        answer.session = conversation.id
-        conversation.turns.append(
-            Turn(
-                question=question,
-                standalone=rewrite.question,
-                answer=answer.answer,
-                answerable=answer.answerable,
-                documents=list(dict.fromkeys(c.doc_name for c in answer.citations)),
-                pages=list(dict.fromkeys((c.doc_name, c.page) for c in answer.citations)),
-                trace=answer.trace,
-            )
+        answer = take_turn(
+            conversation,
+            question,
+            lambda text, doc_names: self.ask(
+                text, doc_names=doc_names, image=image, mode=mode, on_step=on_step
+            ),
+            chat=self.chat_model(),
+            budget=self.settings.llm.budget,
+            doc_names=doc_names,
+            on_step=on_step,
         )
         sessions.save(conversation.id, conversation.model_dump_json(indent=1))
         return answer
@@ -659,26 +606,6 @@ class DocSight:
             )
         return conversation
 
-    def _rewrite(self, question: str, history: Sequence[Any]) -> Any:
-        """The follow-up made to stand alone: by the model if there is one, else by rules (and
-        by rules when the model fails)."""
-        from docsight.agents.conversation import rewrite_offline, rewrite_with_model
-        from docsight.llm.deadline import time_budget
-
-        chat = self.chat_model()
-        if chat is None or not history:
-            return rewrite_offline(question, history)
-        try:
-            with time_budget(self.settings.llm.budget):
-                return rewrite_with_model(chat, question, history)
-        except LLMError as exc:
-            fallback = rewrite_offline(question, history)
-            fallback.notes.append(
-                f"the language model could not rewrite the follow-up ({exc.code}); "
-                "it was rewritten by rules"
-            )
-            return fallback
-
     def _pages_missing(self, question: str, sources: Sequence[Source]) -> bool:
         """Whether the question names pages that the documents it is about do not have."""
         from docsight.retrieval.locate import pages_missing
@@ -699,28 +626,6 @@ class DocSight:
             log.warning("%s", warning)
         _require_words(cleaned)
         return cleaned
-
-    def _answer(self, question: str, sources: Any, evidence: Any) -> Answer:
-        from docsight.agents.extractive import ExtractiveAnswerer
-
-        chat = self.chat_model()
-        if chat is not None:
-            from docsight.agents.llm_answerer import LLMAnswerer
-
-            try:
-                return LLMAnswerer(chat, self.settings.answer).answer(question, sources, evidence)
-            except LLMError as exc:
-                fallback = ExtractiveAnswerer(self.encoder, self.settings.answer).answer(
-                    question, sources, evidence
-                )
-                fallback.warnings.append(
-                    f"the language model failed ({exc.code}: {exc.message}); "
-                    "this is an extractive answer instead"
-                )
-                return fallback
-        return ExtractiveAnswerer(self.encoder, self.settings.answer).answer(
-            question, sources, evidence
-        )
 
 
 def _require_words(question: str) -> None:

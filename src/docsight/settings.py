@@ -398,6 +398,9 @@ class AnswerSettings(_Settings):
     #: (``agents.verify``): ``mark`` it "(unsupported)", ``remove`` it, or ``off`` (no check).
     #: Either way the answer's warnings say which.
     verify: Literal["mark", "remove", "off"] = "mark"
+    #: Page renders and figure crops shown to a vision model (``DOCSIGHT_VLM_*``) with the
+    #: sources, best-ranked sources first.
+    max_images: int = Field(default=4, ge=0, le=32)
 
 
 Stream = Literal["A", "B", "C"]

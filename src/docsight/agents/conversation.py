@@ -19,9 +19,10 @@ segment grew fastest?" after a question about one report stays in that report.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -249,3 +250,68 @@ def rewrite_with_model(chat: object, question: str, history: Sequence[Turn]) -> 
     text = " ".join(reply.standalone.split())
     reason = "rewritten by the model" if text != question else ""
     return Rewrite(text, offline.scope, reason, by="model")
+
+
+def rewrite(question: str, history: Sequence[Turn], chat: Any, budget: float | None) -> Rewrite:
+    """The follow-up made to stand alone: by the model if there is one, else by rules (and by
+    rules when the model fails, with a note saying so)."""
+    from docsight.errors import LLMError
+    from docsight.llm.deadline import time_budget
+
+    if chat is None or not history:
+        return rewrite_offline(question, history)
+    try:
+        with time_budget(budget):
+            return rewrite_with_model(chat, question, history)
+    except LLMError as exc:
+        fallback = rewrite_offline(question, history)
+        fallback.notes.append(
+            f"the language model could not rewrite the follow-up ({exc.code}); "
+            "it was rewritten by rules"
+        )
+        return fallback
+
+
+def take_turn(
+    conversation: Conversation,
+    question: str,
+    ask: Callable[..., Any],
+    *,
+    chat: Any,
+    budget: float | None,
+    doc_names: Sequence[str] | None = None,
+    on_step: Callable[[Any], None] | None = None,
+) -> Any:
+    """One turn: rewrite the follow-up, ask it (first within the documents the previous answer
+    cited, then, if that finds nothing, across the collection), and append the turn to
+    ``conversation``. ``ask(question, doc_names=...)`` answers; returns its ``Answer``."""
+    from docsight.agents.trace import Trace
+
+    trace = Trace(on_step)
+    with trace.step("rewrite", question) as step:
+        made = rewrite(question, conversation.turns, chat, budget)
+        step.output = made.question
+        step.by = "model" if made.by == "model" else "offline"
+        step.tokens = made.tokens
+    scope = list(doc_names) if doc_names else made.scope
+    answer = ask(made.question, doc_names=scope)
+    if not answer.answerable and scope and not doc_names:
+        # The previous answer's documents were only a first guess at the scope.
+        answer = ask(made.question, doc_names=None)
+    answer.warnings.extend(made.notes)
+    answer.trace = trace.steps + answer.trace
+    answer.question = question
+    answer.standalone = made.question if made.question != question else None
+    answer.session = conversation.id
+    conversation.turns.append(
+        Turn(
+            question=question,
+            standalone=made.question,
+            answer=answer.answer,
+            answerable=answer.answerable,
+            documents=list(dict.fromkeys(c.doc_name for c in answer.citations)),
+            pages=list(dict.fromkeys((c.doc_name, c.page) for c in answer.citations)),
+            trace=answer.trace,
+        )
+    )
+    return answer

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence
-from docsight.llm.base import ChatModel
+from docsight.llm.base import ChatModel, Message, image_part
 from docsight.settings import AnswerSettings
 
 SYSTEM_PROMPT = """You answer questions about documents using only the numbered sources provided.
@@ -46,15 +47,31 @@ def format_sources(sources: Sequence[Source], max_chars: int) -> str:
 
 
 def build_messages(
-    question: str, sources: Sequence[Source], max_chars: int
-) -> list[dict[str, str]]:
+    question: str,
+    sources: Sequence[Source],
+    max_chars: int,
+    images: Sequence[tuple[int, bytes]] = (),
+) -> list[Message]:
+    """The system rules and the user turn: the sources as data, then the question. With
+    ``images`` (a vision model), each page render or crop follows, labelled with the number of
+    the source it shows, so the model can cite what it saw."""
+    text = f"{format_sources(sources, max_chars)}\n\nQuestion: {question}\nAnswer:"
+    if not images:
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    for n, png in images:
+        parts.append({"type": "text", "text": f"Image of source [{n}]:"})
+        parts.append(image_part(png))
     return [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {
-            "role": "user",
-            "content": f"{format_sources(sources, max_chars)}\n\nQuestion: {question}\nAnswer:",
-        },
+        {"role": "system", "content": SYSTEM_PROMPT + _SEE},
+        {"role": "user", "content": parts},
     ]
+
+
+_SEE = (
+    "\n- Images of some sources follow them: read charts, tables and figures in the images, and "
+    "cite an image by the number of its source."
+)
 
 
 def check_citations(text: str, valid: set[int]) -> tuple[str, list[int], list[int]]:
@@ -92,11 +109,18 @@ class LLMAnswerer:
         self.chat = chat
         self.settings = settings
 
-    def answer(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Answer:
+    def answer(
+        self,
+        question: str,
+        sources: Sequence[Source],
+        evidence: Evidence,
+        images: Sequence[tuple[int, bytes]] = (),
+    ) -> Answer:
+        """``images``: ``(source number, PNG)`` pairs for a vision model to see."""
         base = Answer.not_answerable(question, "llm", sources, evidence.score, self.chat.model)
         if not sources or evidence.score < self.settings.min_evidence:
             return base
-        messages = build_messages(question, sources, self.settings.max_source_chars)
+        messages = build_messages(question, sources, self.settings.max_source_chars, images)
         result = self.chat.chat(messages)
         text, cited, removed = check_citations(result.text, {s.n for s in sources})
         warnings: list[str] = []

@@ -35,6 +35,7 @@ from docsight.agents.trace import Trace
 from docsight.agents.verify import numbers
 from docsight.document.text import content_terms
 from docsight.errors import LLMError
+from docsight.llm.base import image_part
 from docsight.settings import AnswerSettings
 
 Mode = Literal["fast", "agent", "plan", "auto"]
@@ -54,6 +55,9 @@ class Tools:
     #: neighbours, the rest of their pages and sections, what they refer to); ``None`` when
     #: the documents have no graph to walk.
     walk: Callable[[Sequence[Source]], list[Source]] | None = None
+    #: Page renders and figure crops of sources as ``(source number, PNG)``, when ``chat`` is
+    #: a vision model that should see them; ``None`` otherwise.
+    images: Callable[[Sequence[Source]], list[tuple[int, bytes]]] | None = None
 
 
 class Budget:
@@ -67,8 +71,8 @@ class Budget:
         self.reason: str | None = None
 
     def spend(self, text: str = "", tokens: int = 0) -> None:
-        """Count a model call's text (about four characters a token) or its known tokens."""
-        cost = tokens or len(text) // 4 + 1
+        """Count a model call's text (about four characters a token) plus its known tokens."""
+        cost = tokens + (len(text) // 4 + 1 if text else 0)
         self.spent += cost
         self.tokens_left -= cost
 
@@ -127,6 +131,10 @@ _INSPECT = (
 )
 
 
+#: Tokens counted for an image shown to a vision model.
+_IMAGE_TOKENS = 800
+
+
 def inspect(
     question: str, sources: Sequence[Source], tools: Tools, budget: Budget
 ) -> tuple[Verdict, str]:
@@ -134,10 +142,17 @@ def inspect(
     if tools.chat is not None:
         shown = "\n\n".join(f"[{s.n}] {s.text[:800]}" for s in sources[:12])
         prompt = f"Question: {question}\n\nPassages:\n{shown}"
-        budget.spend(_INSPECT + prompt)
+        content: Any = prompt
+        pictures = tools.images(sources[:12]) if tools.images is not None else []
+        if pictures:  # a vision model judges the charts and tables it can see, too
+            content = [{"type": "text", "text": prompt}]
+            for n, png in pictures:
+                content += [{"type": "text", "text": f"Image of passage [{n}]:"}, image_part(png)]
+        # An image costs about as much as a page of text (a rough, endpoint-independent figure).
+        budget.spend(_INSPECT + prompt, tokens=len(pictures) * _IMAGE_TOKENS)
         try:
             verdict = tools.chat.chat_json(
-                [{"role": "system", "content": _INSPECT}, {"role": "user", "content": prompt}],
+                [{"role": "system", "content": _INSPECT}, {"role": "user", "content": content}],
                 Verdict,
                 max_tokens=200,
             )
@@ -145,34 +160,53 @@ def inspect(
             return verdict, "model"
         except LLMError:
             pass  # judged by coverage instead
-    # Offline, the judge is the answerer's own calibrated refusal (fitted by cross-validation,
-    # ``agents.refusal``): enough when it would answer from what was read. What to look for
-    # next is the question's words that no source holds.
-    draft = tools.answer(question, sources, tools.evidence(question, sources))
+    return judge_offline(question, sources, tools), "offline"
+
+
+def judge_offline(question: str, sources: Sequence[Source], tools: Tools) -> Verdict:
+    """Sufficiency by coverage: enough when every content word of the question is held by some
+    source. Whether the question is answerable at all is the calibrated refusal's decision
+    (``agents.refusal``), made on the first reading, the input it was fitted on; so a draft
+    it refuses ends the search (see :func:`run_agent`) and this is asked only of drafts it
+    answers."""
     missing = missing_terms(question, sources)
-    if draft.answerable:
-        return Verdict(sufficient=True), "offline"
-    return Verdict(sufficient=False, missing=[" ".join(missing)] if missing else []), "offline"
+    if not missing:
+        return Verdict(sufficient=True)
+    return Verdict(sufficient=False, missing=[" ".join(missing)])
 
 
 # --- agent --------------------------------------------------------------------------------------
 
 
 def run_agent(question: str, tools: Tools, trace: Trace) -> Answer:
+    """Seek, inspect, seek what is missing, answer; read around the sources before refusing.
+
+    Offline, the answer-or-refuse decision is the calibrated refusal's on the first reading:
+    on dev (``benchmarks/results/eval_runs.md``) letting a search for a refused question's
+    missing words overturn it answered more unanswerable questions without answering more
+    answerable ones right. Further reading then serves what is quoted, not whether."""
     budget = Budget(tools.settings)
+    offline = tools.chat is None
     with trace.step("seek", question) as step:
         sources = tools.retrieve(question)
         step.pages = _pages(sources)
         step.output = f"{len(sources)} candidates"
     warnings: list[str] = []
+    first: Answer | None = None
     for round_ in range(1, tools.settings.max_rounds + 1):
         with trace.step("inspect", question) as step:
-            verdict, by = inspect(question, sources, tools, budget)
+            if offline and first is None:
+                first = tools.answer(question, sources, tools.evidence(question, sources))
+            if first is not None and not first.answerable:
+                verdict, by = Verdict(sufficient=False), "offline"
+                step.output = "not answerable: the calibrated refusal declines"
+            else:
+                verdict, by = inspect(question, sources, tools, budget)
+                step.output = (
+                    "enough" if verdict.sufficient else "missing: " + "; ".join(verdict.missing)
+                )
             step.by = "model" if by == "model" else "offline"
             step.pages = _pages(sources)
-            step.output = (
-                "enough" if verdict.sufficient else "missing: " + "; ".join(verdict.missing)
-            )
         if verdict.sufficient or not verdict.missing:
             break
         if round_ == tools.settings.max_rounds or budget.exhausted():
@@ -183,18 +217,32 @@ def run_agent(question: str, tools: Tools, trace: Trace) -> Answer:
                 "(DOCSIGHT_ANSWER_MAX_ROUNDS); answered with what was read"
             )
             break
+        before = len(sources)
         for query in verdict.missing:
             with trace.step("seek", query) as step:
                 more = tools.retrieve(query)
                 sources, _ = merge(sources, more)
                 step.pages = _pages(more)
                 step.output = f"{len(more)} more, {len(sources)} in all"
+        if len(sources) == before:  # inspecting again would ask for the same searches
+            warnings.append(
+                "the search for what was missing found nothing new; answered with what was read"
+            )
+            break
+    if first is not None and not first.answerable:
+        first.warnings.extend(warnings)
+        return first  # the refusal stands: nothing below may overturn it offline
     sources = _within(sources, tools.settings.context_tokens * 2)
     with trace.step("answer", question) as step:
         answer = tools.answer(question, sources, tools.evidence(question, sources))
         step.by = "model" if answer.mode == "llm" else "offline"
         step.tokens = budget.spent
-    if not answer.answerable and tools.walk is not None and not budget.exhausted():
+    if not answer.answerable and first is not None:
+        # The wider reading lost the answer the first reading found: keep the first.
+        answer = first
+        with trace.step("answer", question) as step:
+            step.output = "the first reading's answer: the wider reading found none"
+    elif not answer.answerable and tools.walk is not None and not budget.exhausted():
         # Reflective reading (DMAP): the draft found no answer in what was read, so read what
         # surrounds it in the document before giving up.
         with trace.step("read", "neighbours, sections and references of the sources") as step:
@@ -281,17 +329,21 @@ _PLAN_TOKENS = 350
 
 
 def _answer_step(query: str, tools: Tools, trace: Trace) -> Answer:
-    """One sub-question: retrieve and answer; while the answer is "Not answerable" (the
-    evidence checker: the answerer's calibrated refusal, or the model's own) and words of the
-    sub-question are missing, search for them and answer again, up to ``max_rounds`` times."""
+    """One sub-question: retrieve and answer, then refine up to ``max_rounds`` times by
+    searching for the sub-question's words that no source holds. With a model, refining goes
+    on while the answer is "Not answerable" (the evidence checker: the model's own refusal).
+    Offline the calibrated refusal of the first reading stands (see :func:`run_agent`), so
+    refining serves an answered step whose words were not all found."""
     with trace.step("retrieve", query) as step:
         sources = tools.retrieve(query)
         step.pages = _pages(sources)
         step.output = f"{len(sources)} sources"
     answer = _read(query, sources, tools, trace)
+    offline = tools.chat is None
+    first = answer
     for _ in range(tools.settings.max_rounds):
         missing = missing_terms(query, sources)
-        if answer.answerable or not missing:
+        if not missing or answer.answerable != offline:
             break
         with trace.step("refine", " ".join(missing)) as step:
             more = tools.retrieve(" ".join(missing))
@@ -302,6 +354,8 @@ def _answer_step(query: str, tools: Tools, trace: Trace) -> Answer:
         if len(sources) == before:
             break  # nothing new to read: refining again would search the same words
         answer = _read(query, sources, tools, trace)
+    if offline and not answer.answerable:
+        return first  # the wider reading lost the first reading's answer
     return answer
 
 

@@ -8,7 +8,7 @@ A step is data, not a log line: it crosses the API and is stored with a conversa
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Literal
 
@@ -35,10 +35,12 @@ class TraceStep(BaseModel):
 
 
 class Trace:
-    """Collects steps; ``step`` times one."""
+    """Collects steps; ``step`` times one. ``listener`` hears each step as it finishes (a
+    server streaming progress); what it raises is not answering's problem and is ignored."""
 
-    def __init__(self) -> None:
+    def __init__(self, listener: Callable[[TraceStep], None] | None = None) -> None:
         self.steps: list[TraceStep] = []
+        self.listener = listener
 
     @contextmanager
     def step(self, kind: StepKind, input: str = "") -> Iterator[TraceStep]:
@@ -49,3 +51,8 @@ class Trace:
         finally:
             record.seconds = round(time.perf_counter() - started, 4)
             self.steps.append(record)
+            if self.listener is not None:
+                try:
+                    self.listener(record)
+                except Exception:  # a listener that failed (a closed stream) stops listening
+                    self.listener = None

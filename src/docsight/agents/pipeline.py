@@ -1,0 +1,206 @@
+"""Answering policy: from a cleaned question to the answer the user gets.
+
+The facade (:class:`docsight.api.DocSight`) wires the collection in as :class:`Ports` (search,
+page lookups, the models) and calls :func:`answer_question`. Everything that decides how an
+answer is reached lives here:
+
+* the strategy (``fast``, ``agent``, ``plan``; ``auto`` chosen per question);
+* the evidence gate, weighed on what retrieval found rather than on the context read around it;
+* the choice of answerer (a vision model when one is configured and the sources carry page
+  renders or figure crops, else the language model, else the offline extractive answerer) and the
+  fallback to the extractive answer when a model fails;
+* the claim check, citation numbering and the sanitising every answer passes, whoever wrote it.
+
+This module never imports ingestion or the store: the ports are plain callables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from docsight.agents.answer import Answer, Source, number_citations
+from docsight.agents.evidence import Evidence
+from docsight.agents.trace import Trace, TraceStep
+from docsight.errors import LLMError, UsageError
+from docsight.settings import Settings
+
+MODES = ("fast", "agent", "plan", "auto")
+
+
+@dataclass
+class Ports:
+    """What answering needs from the collection, supplied by the facade.
+
+    ``chat`` and ``vision`` return ``None`` when no such model is configured; both are called
+    only when needed, so an offline answer never builds a client.
+    """
+
+    #: The numbered sources for a query (retrieval and readout).
+    retrieve: Callable[[str], list[Source]]
+    #: Whether the question names pages its documents do not have.
+    pages_missing: Callable[[str, Sequence[Source]], bool]
+    #: The offline encoder (dense similarity for the evidence measure and sentence scoring).
+    encoder: Callable[[], Any]
+    chat: Callable[[], Any]
+    vision: Callable[[], Any] = lambda: None
+    #: Page renders and figure crops of sources, as ``(source number, PNG)``, at most ``limit``.
+    images: Callable[[Sequence[Source], int], list[tuple[int, bytes]]] | None = None
+    #: Reading around sources along the map and graph (``None``: no graph to walk).
+    walk: Callable[[Sequence[Source]], list[Source]] | None = None
+
+
+def choose_strategy(question: str, mode: str | None, default: str) -> str:
+    """``mode`` (or the setting), with ``auto`` resolved for ``question``."""
+    chosen = mode or default
+    if chosen not in MODES:
+        raise UsageError(f"mode must be fast, agent, plan or auto, not {chosen!r}")
+    if chosen == "auto":
+        from docsight.agents.plan import choose_mode
+
+        chosen = choose_mode(question)
+    return chosen
+
+
+def answer_question(
+    question: str,
+    ports: Ports,
+    settings: Settings,
+    *,
+    asked: str | None = None,
+    mode: str | None = None,
+    on_step: Callable[[TraceStep], None] | None = None,
+) -> Answer:
+    """Answer ``question`` (already cleaned). ``asked`` is what the answerer reads when it
+    differs from what is searched (a question with its image's text); ``on_step`` hears each
+    trace step as it finishes (a server streaming progress)."""
+    from docsight.llm.deadline import time_budget
+
+    asked = asked or question
+    strategy = choose_strategy(question, mode, settings.answer.mode)
+    trace = Trace(on_step)
+    answering = _Answering(ports, settings)
+
+    def answer_once(query: str, sources: Sequence[Source], evidence: Evidence) -> Answer:
+        return answering.answer(asked if query == question else query, sources, evidence)
+
+    # One budget for every model call of this answer (reranking included), whatever retries.
+    with time_budget(settings.llm.budget):
+        if strategy == "fast":
+            with trace.step("retrieve", question) as step:
+                sources = ports.retrieve(question)
+                step.pages = list(dict.fromkeys((s.doc_name, s.page) for s in sources))
+                step.output = f"{len(sources)} sources on {len(step.pages)} pages"
+            with trace.step("answer", asked) as step:
+                answer = answer_once(question, sources, answering.weigh(asked, sources))
+                step.by = "model" if answer.mode == "llm" else "offline"
+        else:
+            from docsight.agents.modes import Tools, run
+
+            tools = Tools(
+                retrieve=ports.retrieve,
+                evidence=answering.weigh,
+                answer=answer_once,
+                chat=answering.inspector(),
+                settings=settings.answer,
+                walk=ports.walk,
+                images=answering.images if answering.vision is not None else None,
+            )
+            answer, _ = run(strategy, question, tools, trace)  # type: ignore[arg-type]
+            answer.question = question
+            answer.strategy = strategy  # type: ignore[assignment]
+        if answer.mode == "llm" and settings.answer.verify != "off":
+            from docsight.agents.verify import verify
+
+            with trace.step("verify", answer.answer[:200]) as step:
+                before = len(answer.warnings)
+                answer, by = verify(answer, answering.text_model(), settings.answer.verify)
+                step.by = "model" if by == "model" else "offline"
+                step.output = f"{len(answer.warnings) - before} unsupported claims"
+    answer.trace = trace.steps
+    # Whoever wrote the answer, its citations are numbered 1..n in the order it cites them.
+    answer = number_citations(answer)
+    final = next((s for s in reversed(trace.steps) if s.kind == "answer"), None)
+    if final is not None:  # its words as the user sees them, citations renumbered
+        final.output = answer.answer.split("\n", 1)[0][:200]
+    return make_inert(answer)
+
+
+def make_inert(answer: Answer) -> Answer:
+    """The one place every answer passes, whoever wrote it: the words come from untrusted
+    documents or from a model that read them, and whatever shows them may render Markdown."""
+    from docsight.document.sanitize import inert_markdown
+
+    inert = inert_markdown(answer.answer)
+    if inert != answer.answer:
+        answer.answer = inert
+        answer.warnings.append(
+            "the answer held raw HTML, an image or a non-http(s) link; "
+            "they were removed or escaped as text"
+        )
+    for citation in answer.citations:
+        if citation.quote:
+            citation.quote = inert_markdown(citation.quote)
+    if answer.explanation:
+        answer.explanation = inert_markdown(answer.explanation)
+    return answer
+
+
+class _Answering:
+    """One answer's models and evidence measure, built lazily."""
+
+    def __init__(self, ports: Ports, settings: Settings) -> None:
+        self.ports = ports
+        self.settings = settings
+        self.chat = ports.chat()
+        # A vision model sees what the sources show only when there is something to show.
+        self.vision = ports.vision() if ports.images is not None else None
+
+    def text_model(self) -> Any:
+        """The model that reads text: the language model, else the vision model."""
+        return self.chat if self.chat is not None else self.vision
+
+    def inspector(self) -> Any:
+        return self.vision if self.vision is not None else self.chat
+
+    def images(self, sources: Sequence[Source]) -> list[tuple[int, bytes]]:
+        if self.ports.images is None:
+            return []
+        return self.ports.images(sources, self.settings.answer.max_images)
+
+    def weigh(self, query: str, sources: Sequence[Source]) -> Evidence:
+        """The evidence gate weighs what retrieval found, not the context read around it:
+        whole pages and neighbours would cover a question's words by sheer volume."""
+        from docsight.agents.evidence import measure
+
+        found = [s.text for s in sources if s.via not in ("page", "neighbour")]
+        evidence = measure(query, found or [s.text for s in sources], self.ports.encoder())
+        return replace(evidence, missing_pages=self.ports.pages_missing(query, sources))
+
+    def answer(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Answer:
+        """By the vision model (with the sources' images), the language model, or offline;
+        a model's failure falls back to the cited extractive answer."""
+        from docsight.agents.extractive import ExtractiveAnswerer
+
+        offline = ExtractiveAnswerer(self.ports.encoder, self.settings.answer)
+        pictures = self.images(sources) if self.vision is not None else []
+        model = self.vision if pictures else self.text_model()
+        if model is None:
+            return offline.answer(question, sources, evidence)
+        from docsight.agents.llm_answerer import LLMAnswerer
+
+        try:
+            return LLMAnswerer(model, self.settings.answer).answer(
+                question, sources, evidence, images=pictures
+            )
+        except LLMError as exc:
+            fallback = offline.answer(question, sources, evidence)
+            fallback.warnings.append(
+                f"the language model failed ({exc.code}: {exc.message}); "
+                "this is an extractive answer instead"
+            )
+            return fallback
+
+
+__all__ = ["MODES", "Ports", "answer_question", "choose_strategy", "make_inert"]

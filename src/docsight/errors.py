@@ -285,3 +285,26 @@ class QueryImageError(DocsightError):
         super().__init__(f"{source}: {reason}")
         self.source = source
         self.reason = reason
+
+
+# --- server ------------------------------------------------------------------------------------
+
+
+class UnauthorizedError(DocsightError):
+    """A request to ``docsight serve`` lacked the API key, or sent a wrong one."""
+
+    code = "unauthorized"
+
+
+class TooManyJobsError(DocsightError):
+    """``docsight serve`` already runs its most ingestion jobs at once (``server.max_jobs``);
+    the upload is refused before any byte of it is stored, so it can simply be sent again."""
+
+    code = "too_many_jobs"
+
+
+class JobNotFoundError(DocsightError):
+    """No ingestion job by that id (unknown, or finished long enough ago to be forgotten)."""
+
+    code = "job_not_found"
+    exit_status = 2

@@ -325,6 +325,8 @@ def llm_serve(
 # The evaluation and chat commands live in their own modules; importing registers them.
 from docsight.cli import chat as _chat  # noqa: E402, F401
 from docsight.cli import evaluate as _evaluate  # noqa: E402, F401
+from docsight.cli import mcp_cmd as _mcp  # noqa: E402, F401
+from docsight.cli import serve as _serve  # noqa: E402, F401
 
 
 def _configure_logging() -> None:

@@ -6,7 +6,7 @@ the same classes, so both entry points accept the same arguments with the same b
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -83,10 +83,39 @@ class JobCreated(BaseModel):
     files: list[str]
 
 
+class JobProgress(BaseModel):
+    """Where an ingestion job is: ``stage`` of file ``index`` (1-based) of ``total``, page
+    ``page`` of ``pages`` (0 while not known)."""
+
+    file: str
+    stage: str
+    page: int
+    pages: int
+    index: int
+    total: int
+
+
+class JobState(BaseModel):
+    """An ingestion job as ``GET /jobs/{id}`` returns it (and the ``done`` event carries)."""
+
+    job: str
+    status: Literal["queued", "running", "done", "failed"]
+    files: list[str]
+    report: dict[str, Any] | None = Field(
+        default=None, description="When done: the JSON of `docsight ingest --json`."
+    )
+    error: ErrorBody | None = Field(
+        default=None, description="When failed: why the job as a whole failed."
+    )
+    progress: JobProgress | None = None
+
+
 __all__ = [
     "AskRequest",
     "ErrorBody",
     "ErrorResponse",
     "JobCreated",
+    "JobProgress",
+    "JobState",
     "SearchRequest",
 ]

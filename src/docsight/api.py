@@ -453,14 +453,16 @@ class DocSight:
         image: ImageInput | None = None,
         mode: str | None = None,
         on_step: Callable[[TraceStep], None] | None = None,
+        on_token: Callable[[str, int], None] | None = None,
     ) -> Answer:
         """Answer with numbered citations: by the LLM if one is configured, else extractively.
 
         With ``image``, retrieval fuses the image's text streams and the answerer sees what the
         image shows (typed text and caption) next to the question. ``mode`` (default
         ``answer.mode``): ``fast``, ``agent``, ``plan`` or ``auto`` (``agents.modes``).
-        ``on_step`` is called with each trace step as it finishes. The policy lives in
-        ``agents.pipeline``; this wires the collection into it.
+        ``on_step`` is called with each trace step as it finishes, ``on_token(piece, draft)``
+        with a model's words as it writes them (``agents.pipeline.answer_question``). The
+        policy lives in ``agents.pipeline``; this wires the collection into it.
         """
         from docsight.agents.pipeline import Ports, answer_question
         from docsight.query.question import clean_question
@@ -485,7 +487,13 @@ class DocSight:
             walk=self._walk,
         )
         answer = answer_question(
-            question, ports, self.settings, asked=asked, mode=mode, on_step=on_step
+            question,
+            ports,
+            self.settings,
+            asked=asked,
+            mode=mode,
+            on_step=on_step,
+            on_token=on_token,
         )
         if analysis is not None:
             answer.question = question
@@ -549,6 +557,7 @@ class DocSight:
         image: ImageInput | None = None,
         mode: str | None = None,
         on_step: Callable[[TraceStep], None] | None = None,
+        on_token: Callable[[str, int], None] | None = None,
     ) -> Answer:
         """Ask within a conversation kept in the collection; ``session`` continues one (its
         id is ``Answer.session``). A follow-up is rewritten to stand alone before retrieval
@@ -569,7 +578,12 @@ class DocSight:
             conversation,
             question,
             lambda text, doc_names: self.ask(
-                text, doc_names=doc_names, image=image, mode=mode, on_step=on_step
+                text,
+                doc_names=doc_names,
+                image=image,
+                mode=mode,
+                on_step=on_step,
+                on_token=on_token,
             ),
             chat=self.chat_model(),
             budget=self.settings.llm.budget,

@@ -87,3 +87,21 @@ def test_no_images_are_sent_to_a_text_model(demo_collection: Path) -> None:
     DocSight(demo_collection, chat=chat).ask(REVENUE)
     assert chat.calls and not images_in(chat.calls[0])
     assert isinstance(chat.calls[0][-1]["content"], str)
+
+
+def test_a_models_words_are_heard_draft_by_draft(demo_collection: Path) -> None:
+    verdict = json.dumps({"sufficient": True, "missing": []})
+    chat = ScriptedChat([verdict], default="Revenue was 468.5 million [1].")
+    heard: list[tuple[str, int]] = []
+    answer = DocSight(demo_collection, chat=chat).ask(
+        REVENUE, mode="agent", on_token=lambda piece, draft: heard.append((piece, draft))
+    )
+    assert "".join(p for p, _ in heard).strip() == "Revenue was 468.5 million [1]."
+    assert {d for _, d in heard} == {1}  # the inspector's JSON is not streamed, only answers
+    assert answer.answer.startswith("Revenue was 468.5 million")
+
+
+def test_offline_answers_stream_no_words(demo_collection: Path) -> None:
+    heard: list[str] = []
+    answer = DocSight(demo_collection).ask(REVENUE, on_token=lambda p, d: heard.append(p))
+    assert answer.answerable and heard == []

@@ -68,3 +68,21 @@ def test_faults_are_llm_errors(chat: tuple[ChatModel, Script]) -> None:
     script(FAULT)
     with pytest.raises(LLMError):
         model.chat([{"role": "user", "content": "hello"}])
+
+
+def test_chat_streams_pieces_that_add_up_to_the_reply(chat: tuple[ChatModel, Script]) -> None:
+    model, script = chat
+    script("Revenue was 468.5 million in 2024 [1].")
+    pieces: list[str] = []
+    result = model.chat([{"role": "user", "content": "What was revenue?"}], on_token=pieces.append)
+    assert len(pieces) > 1  # streamed, not delivered whole
+    assert "".join(pieces).strip() == result.text == "Revenue was 468.5 million in 2024 [1]."
+
+
+def test_a_fault_before_streaming_is_an_llm_error(chat: tuple[ChatModel, Script]) -> None:
+    model, script = chat
+    script(FAULT)
+    pieces: list[str] = []
+    with pytest.raises(LLMError):
+        model.chat([{"role": "user", "content": "hello"}], on_token=pieces.append)
+    assert pieces == []

@@ -292,3 +292,32 @@ def test_openai_without_key_is_not_configured() -> None:
     client = OpenAIChatClient(LLMSettings(model="gpt-4o-mini"))
     with pytest.raises(LLMNotConfiguredError, match="API key"):
         client.chat(QUESTION)
+
+
+# --- streaming -----------------------------------------------------------------------------------
+
+
+def test_a_stream_is_sent_as_a_streaming_request_and_cached_whole(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    fake_llm.script(ok("Revenue was 468.5 million [1]."))
+    c = Client(fake_llm, tmp_path / "llm.sqlite")
+    pieces: list[str] = []
+    first = c.llm.chat(QUESTION, on_token=pieces.append)
+    assert fake_llm.chat_requests[0].body["stream"] is True
+    assert first.text == "Revenue was 468.5 million [1]." and len(pieces) == 5
+    again: list[str] = []
+    second = c.llm.chat(QUESTION, on_token=again.append)  # from the cache: one piece
+    assert second.cached and again == [first.text]
+    assert len(fake_llm.chat_requests) == 1
+
+
+def test_a_slowly_streaming_model_is_cut_off_at_the_deadline(fake_llm: FakeLLM) -> None:
+    # About a millisecond a byte: the first words arrive at once, the whole would take 50 s.
+    fake_llm.script(Reply(content="words " * 200, trickle=0.001))
+    c = Client(fake_llm, timeout=1.0, max_retries=2)
+    pieces: list[str] = []
+    with pytest.raises(LLMTimeoutError):
+        c.llm.chat(QUESTION, on_token=pieces.append)
+    # Cut off at the deadline, and not retried once words had gone out.
+    assert pieces and len(fake_llm.chat_requests) == 1

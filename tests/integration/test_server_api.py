@@ -604,3 +604,22 @@ def test_safe_names() -> None:
     assert safe_name("..") is None and safe_name(" / ") is None and safe_name("") is None
     long = safe_name("x" * 400 + ".pdf")
     assert long is not None and long.endswith(".pdf") and len(long.encode()) <= 200
+
+
+def test_ask_streams_a_models_words_as_it_writes_them(demo_collection: Path) -> None:
+    from docsight.llm.scripted import ScriptedChat
+
+    chat = ScriptedChat(default="The warranty lasts two years from delivery [1].")
+    client = client_for(DocSight(demo_collection, chat=chat))
+    question = {"question": "How long is the warranty?", "stream": True}
+    stream = events(client.post(f"{API}/ask", json=question).text)
+    names = [name for name, _ in stream]
+    tokens = [data for name, data in stream if name == "token"]
+    assert len(tokens) > 3 and {t["draft"] for t in tokens} == {1}
+    assert "".join(t["text"] for t in tokens).strip() == chat.default
+    # Words come while the answer step runs: after retrieval's step, before the answer's.
+    first_token = names.index("token")
+    assert names[first_token - 1] == "step" and names[-2:] == ["answer", "done"]
+    answer_steps = [i for i, (n, d) in enumerate(stream) if n == "step" and d["kind"] == "answer"]
+    assert answer_steps and answer_steps[0] > first_token
+    assert stream[-2][1]["mode"] == "llm" and stream[-2][1]["citations"]

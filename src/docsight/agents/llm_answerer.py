@@ -8,7 +8,7 @@ sources do not answer the question becomes "not answerable".
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from docsight.agents.answer import Answer, Citation, Source
@@ -115,13 +115,17 @@ class LLMAnswerer:
         sources: Sequence[Source],
         evidence: Evidence,
         images: Sequence[tuple[int, bytes]] = (),
+        on_token: Callable[[str], None] | None = None,
     ) -> Answer:
-        """``images``: ``(source number, PNG)`` pairs for a vision model to see."""
+        """``images``: ``(source number, PNG)`` pairs for a vision model to see; ``on_token``
+        hears the model's words as they stream (before citations are checked)."""
         base = Answer.not_answerable(question, "llm", sources, evidence.score, self.chat.model)
         if not sources or evidence.score < self.settings.min_evidence:
             return base
         messages = build_messages(question, sources, self.settings.max_source_chars, images)
-        result = self.chat.chat(messages)
+        result = (
+            self.chat.chat(messages, on_token=on_token) if on_token else self.chat.chat(messages)
+        )
         text, cited, removed = check_citations(result.text, {s.n for s in sources})
         warnings: list[str] = []
         if removed:

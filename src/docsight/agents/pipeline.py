@@ -71,16 +71,20 @@ def answer_question(
     asked: str | None = None,
     mode: str | None = None,
     on_step: Callable[[TraceStep], None] | None = None,
+    on_token: Callable[[str, int], None] | None = None,
 ) -> Answer:
     """Answer ``question`` (already cleaned). ``asked`` is what the answerer reads when it
     differs from what is searched (a question with its image's text); ``on_step`` hears each
-    trace step as it finishes (a server streaming progress)."""
+    trace step as it finishes (a server streaming progress); ``on_token(piece, draft)`` hears a
+    model's words as it writes them, ``draft`` counting its answers from 1 (a later draft, such
+    as the agent's after reading more, replaces an earlier one). Streamed words are provisional:
+    the returned answer, with its citations checked, is what counts."""
     from docsight.llm.deadline import time_budget
 
     asked = asked or question
     strategy = choose_strategy(question, mode, settings.answer.mode)
     trace = Trace(on_step)
-    answering = _Answering(ports, settings)
+    answering = _Answering(ports, settings, on_token)
 
     def answer_once(query: str, sources: Sequence[Source], evidence: Evidence) -> Answer:
         return answering.answer(asked if query == question else query, sources, evidence)
@@ -150,9 +154,16 @@ def make_inert(answer: Answer) -> Answer:
 class _Answering:
     """One answer's models and evidence measure, built lazily."""
 
-    def __init__(self, ports: Ports, settings: Settings) -> None:
+    def __init__(
+        self,
+        ports: Ports,
+        settings: Settings,
+        on_token: Callable[[str, int], None] | None = None,
+    ) -> None:
         self.ports = ports
         self.settings = settings
+        self.on_token = on_token
+        self.drafts = 0
         self.chat = ports.chat()
         # A vision model sees what the sources show only when there is something to show.
         self.vision = ports.vision() if ports.images is not None else None
@@ -190,9 +201,17 @@ class _Answering:
             return offline.answer(question, sources, evidence)
         from docsight.agents.llm_answerer import LLMAnswerer
 
+        stream = None
+        if self.on_token is not None:
+            self.drafts += 1
+            sink, draft = self.on_token, self.drafts
+
+            def stream(piece: str) -> None:
+                sink(piece, draft)
+
         try:
             return LLMAnswerer(model, self.settings.answer).answer(
-                question, sources, evidence, images=pictures
+                question, sources, evidence, images=pictures, on_token=stream
             )
         except LLMError as exc:
             fallback = offline.answer(question, sources, evidence)

@@ -59,6 +59,11 @@ class ChatModel(Protocol):
     * Transient failures (rate limits, 5xx, timeouts, connection errors) are retried inside the
       implementation; what escapes is an :class:`~docsight.errors.LLMError` subclass.
     * Both methods are thread-safe.
+    * With ``on_token``, ``chat`` calls it with pieces of the reply as they arrive (the whole
+      reply at once when it cannot stream, or when the reply comes from a cache); the result's
+      text is the whole reply either way. Pieces already delivered are not taken back if the
+      call then fails, so a caller shows them as provisional; a stream that has begun is not
+      retried.
     """
 
     model: str
@@ -70,6 +75,7 @@ class ChatModel(Protocol):
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> ChatResult: ...
 
     def chat_json(

@@ -158,11 +158,16 @@ class OpenAIChatClient:
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> ChatResult:
         with time_budget(self.settings.budget):
-            key, result = self._complete(messages, max_tokens, temperature, stop, json_mode=False)
+            key, result = self._complete(
+                messages, max_tokens, temperature, stop, json_mode=False, on_token=on_token
+            )
         if not result.cached:
             self._store(key, result)
+        elif on_token is not None:
+            on_token(result.text)
         return result
 
     def chat_json(
@@ -208,6 +213,7 @@ class OpenAIChatClient:
         stop: list[str] | None,
         *,
         json_mode: bool,
+        on_token: Callable[[str], None] | None = None,
     ) -> tuple[str, ChatResult]:
         if not messages:
             raise ValueError("messages must not be empty")
@@ -235,6 +241,8 @@ class OpenAIChatClient:
                 else:
                     logger.debug("LLM cache hit %s", key[:12])
                     return key, result
+        if on_token is not None:
+            return key, self._stream(request, on_token)
         completion = self._create(request)
         return key, self._to_result(completion)
 
@@ -278,6 +286,52 @@ class OpenAIChatClient:
             usage=usage,
         )
 
+    def _stream(self, request: dict[str, Any], on_token: Callable[[str], None]) -> ChatResult:
+        """One streamed completion: pieces go to ``on_token`` as they arrive. Failures before
+        the first piece are retried like any request; once text has been shown, a failure ends
+        the call (retrying would repeat what the reader already saw)."""
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": request["messages"],
+            "temperature": request["temperature"],
+            "max_tokens": request["max_tokens"],
+            "stream": True,
+        }
+        if request["stop"]:
+            kwargs["stop"] = request["stop"]
+        pieces: list[str] = []
+        state: dict[str, Any] = {"finish": None, "model": None}
+
+        def read(stream: Any) -> None:
+            for chunk in stream:
+                state["model"] = getattr(chunk, "model", None) or state["model"]
+                choices = getattr(chunk, "choices", None) or []
+                if not choices:
+                    continue
+                delta = getattr(choices[0], "delta", None)
+                text = getattr(delta, "content", None)
+                if isinstance(text, str) and text:
+                    pieces.append(text)
+                    on_token(text)
+                state["finish"] = getattr(choices[0], "finish_reason", None) or state["finish"]
+
+        try:
+            self._with_retries(kwargs, consume=read, started=lambda: bool(pieces))
+        except _Retryable as failure:  # raised mid-stream: not retried, reported as it is
+            raise failure.error from failure.__cause__
+        text = "".join(pieces).strip()
+        if not text:
+            raise LLMResponseError(
+                f"{self._where} streamed an empty completion (finish_reason={state['finish']!r})"
+            )
+        return ChatResult(
+            text=text,
+            model=str(state["model"] or self.model),
+            cached=False,
+            finish_reason=str(state["finish"]) if state["finish"] is not None else None,
+            usage={},
+        )
+
     # --- transport -----------------------------------------------------------------------------
 
     def _create(self, request: dict[str, Any]) -> Any:
@@ -305,15 +359,23 @@ class OpenAIChatClient:
             self._json_mode = False
             return completion
 
-    def _with_retries(self, kwargs: dict[str, Any]) -> Any:
+    def _with_retries(
+        self,
+        kwargs: dict[str, Any],
+        *,
+        consume: Callable[[Any], None] | None = None,
+        started: Callable[[], bool] = lambda: False,
+    ) -> Any:
+        """Send with retries. ``consume`` reads a streamed response inside the same deadline
+        and error mapping; once ``started()`` says text went out, failures are not retried."""
         attempt = 0
         while True:
             deadline = self._request_deadline()
             try:
                 with request_deadline(deadline):
-                    return self._send(kwargs, deadline)
+                    return self._send(kwargs, deadline, consume)
             except _Retryable as failure:
-                if attempt >= self.settings.max_retries:
+                if started() or attempt >= self.settings.max_retries:
                     raise failure.error from failure.__cause__
                 delay = backoff_delay(
                     attempt, self.settings.max_backoff, failure.retry_after, self._rand
@@ -347,7 +409,9 @@ class OpenAIChatClient:
             deadline = budget_end
         return deadline
 
-    def _send(self, kwargs: dict[str, Any], deadline: float) -> Any:
+    def _send(
+        self, kwargs: dict[str, Any], deadline: float, consume: Callable[[Any], None] | None = None
+    ) -> Any:
         import openai
 
         sdk = self._client()
@@ -356,7 +420,16 @@ class OpenAIChatClient:
             with self._slots:
                 # The SDK's own timeout is per read; the transport enforces the deadline.
                 timeout = max(0.001, deadline - time.monotonic())
-                return sdk.chat.completions.create(**kwargs, timeout=timeout)
+                response = sdk.chat.completions.create(**kwargs, timeout=timeout)
+                if consume is None:
+                    return response
+                # A stream is read inside the slot and the deadline: a model that streams
+                # slowly is cut off like one that answers slowly.
+                try:
+                    consume(response)
+                finally:
+                    response.close()
+                return None
         except openai.APITimeoutError as exc:
             waited = time.monotonic() - started
             raise _Retryable(

@@ -16,6 +16,7 @@ messages are kept in ``calls``.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import TypeVar
@@ -61,6 +62,7 @@ class ScriptedChat:
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> ChatResult:
         with self._lock:
             self.calls.append([dict(m) for m in messages])
@@ -70,6 +72,9 @@ class ScriptedChat:
         if isinstance(reply, BaseException):
             raise reply
         text = reply(messages) if callable(reply) else reply
+        if on_token is not None:  # word by word, spaces kept, as an endpoint would stream it
+            for piece in re.findall(r"\S+\s*|\s+", text):
+                on_token(piece)
         prompt = sum(len(str(m.get("content", ""))) for m in messages)
         usage = {"prompt_tokens": prompt // 4 + 1, "completion_tokens": len(text) // 4 + 1}
         return ChatResult(

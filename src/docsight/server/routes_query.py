@@ -117,7 +117,8 @@ async def search(request: Request, ds: DS, server: Server) -> JSONResponse:
         200: {
             "model": Answer,
             "description": "The answer, or with `stream`, server-sent events: `step` per trace "
-            "step, `answer` with the Answer, `done`; `error` with `{code, message}` if it fails.",
+            "step, `token` (`{text, draft}`) while a model writes, `answer` with the Answer, "
+            "`done`; `error` with `{code, message}` if it fails.",
             "content": {"text/event-stream": {}},
         },
         **responses(400, 401, 404, 413, 415, 422, 503),
@@ -134,7 +135,7 @@ async def ask(request: Request, ds: DS, server: Server) -> Any:
         raise UsageError("k cannot be combined with session: a conversation chooses its own")
     answer_fn = _answerer(ds, body, image)
     if not body.stream:
-        answer, _ = await run_in_threadpool(answer_fn, None)
+        answer, _ = await run_in_threadpool(answer_fn, None, None)
         return JSONResponse(answer.model_dump(mode="json"))
     keepalive: float = request.app.state.sse_keepalive_s
     return StreamingResponse(
@@ -142,13 +143,15 @@ async def ask(request: Request, ds: DS, server: Server) -> Any:
     )
 
 
-#: Answers a question: given a step callback (or ``None``), returns the answer and whether the
-#: callback saw the steps live.
-AnswerFn = Callable[[Callable[[TraceStep], None] | None], tuple[Answer, bool]]
+#: Answers a question: given a step callback and a token callback (or ``None``), returns the
+#: answer and whether the callbacks saw the steps live.
+StepFn = Callable[[TraceStep], None]
+TokenFn = Callable[[str, int], None]
+AnswerFn = Callable[[StepFn | None, TokenFn | None], tuple[Answer, bool]]
 
 
 def _answerer(ds: DocSight, body: AskRequest, image: bytes | None) -> AnswerFn:
-    def answer(on_step: Callable[[TraceStep], None] | None) -> tuple[Answer, bool]:
+    def answer(on_step: StepFn | None, on_token: TokenFn | None = None) -> tuple[Answer, bool]:
         kwargs: dict[str, Any] = {"doc_names": body.documents, "image": image, "mode": body.mode}
         method: Callable[..., Answer]
         if body.session is not None:
@@ -160,6 +163,8 @@ def _answerer(ds: DocSight, body: AskRequest, image: bytes | None) -> AnswerFn:
         live = on_step is not None and _takes(method, "on_step")
         if live:
             kwargs["on_step"] = on_step
+        if on_token is not None and _takes(method, "on_token"):
+            kwargs["on_token"] = on_token
         return method(body.question, **kwargs), live
 
     return answer
@@ -175,17 +180,28 @@ def _takes(method: Callable[..., Any], keyword: str) -> bool:
 
 
 async def _answer_events(answer_fn: AnswerFn, keepalive: float) -> AsyncIterator[bytes]:
-    """``step`` events as answering goes, then ``answer`` and ``done``; ``error`` instead when
-    it fails. Answering runs in a thread; its steps cross to this loop through a queue."""
+    """``step`` events as answering goes, ``token`` events while a model writes (``{"text",
+    "draft"}``: a run of tokens between two steps is one draft, and a new draft replaces the
+    words shown so far), then ``answer`` and ``done``; ``error`` instead when it fails.
+    Answering runs in a thread; its events cross to this loop through a queue."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    drafts = {"n": 0, "open": False}
 
     def on_step(step: TraceStep) -> None:
+        drafts["open"] = False
         loop.call_soon_threadsafe(queue.put_nowait, ("step", step.model_dump(mode="json")))
+
+    def on_token(piece: str, _draft: int) -> None:
+        if not drafts["open"]:
+            drafts["n"] += 1
+            drafts["open"] = True
+        event = ("token", {"text": piece, "draft": drafts["n"]})
+        loop.call_soon_threadsafe(queue.put_nowait, event)
 
     def work() -> None:
         try:
-            answer, live = answer_fn(on_step)
+            answer, live = answer_fn(on_step, on_token)
         except BaseException as exc:  # reported in the stream, never raised into the executor
             loop.call_soon_threadsafe(queue.put_nowait, ("error", error_json(exc)))
             return

@@ -685,12 +685,18 @@
       if (image) body.image_base64 = await readBase64(image);
       let answered = false;
       let partial = "";
+      let draft = 0;
       await stream("POST", "/ask", body, (name, data) => {
         if (name === "step") {
           addTraceStep(data);
           status.textContent = `Working: ${data.kind}…`;
         } else if (name === "token") {
           // Streamed words, shown as plain text until the final, cited answer replaces them.
+          // A new draft (the agent answering again after reading more) starts over.
+          if (data.draft !== draft) {
+            draft = data.draft;
+            partial = "";
+          }
           partial += typeof data === "string" ? data : data.text || "";
           show($("#answer-card"), true);
           $("#answer").textContent = partial;

@@ -353,14 +353,17 @@ def _answer_step(query: str, tools: Tools, trace: Trace) -> Answer:
             step.output = f"{len(sources) - before} new sources"
         if len(sources) == before:
             break  # nothing new to read: refining again would search the same words
-        answer = _read(query, sources, tools, trace)
+        # Read at twice the budget, as the agent does: what the first reading held stays in.
+        answer = _read(query, sources, tools, trace, tools.settings.context_tokens * 2)
     if offline and not answer.answerable:
         return first  # the wider reading lost the first reading's answer
     return answer
 
 
-def _read(query: str, sources: list[Source], tools: Tools, trace: Trace) -> Answer:
-    sources = _within(sources, tools.settings.context_tokens)
+def _read(
+    query: str, sources: list[Source], tools: Tools, trace: Trace, tokens: int | None = None
+) -> Answer:
+    sources = _within(sources, tokens or tools.settings.context_tokens)
     with trace.step("read", query) as step:
         answer = tools.answer(query, sources, tools.evidence(query, sources))
         step.output = _first_line(answer)

@@ -186,6 +186,30 @@ class EmbedSettings(_Settings):
     timeout: float = Field(default=60.0, gt=0)
 
 
+class VisualSettings(_Settings):
+    """The visual channel: page images embedded by a model the user provides (none offline)."""
+
+    model_config = _group("DOCSIGHT_VISUAL_")
+
+    #: ``none`` (default: no page image is embedded), ``openai`` (an OpenAI-compatible
+    #: embeddings endpoint that accepts images) or ``colpali`` (local late-interaction weights
+    #: through colpali-engine; the ``visual`` extra).
+    backend: str = "none"
+    #: For ``openai``: the endpoint, model and key.
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    timeout: float = Field(default=120.0, gt=0)
+    #: For ``colpali``: a directory with the model's weights (never downloaded by docsight).
+    model_path: Path | None = None
+    #: ``cpu``, ``cuda``, ``cuda:1``, ``mps`` or ``auto`` (a GPU when torch sees one).
+    device: str = "auto"
+    #: Page images per forward pass or request; bounds memory.
+    batch_size: int = Field(default=4, ge=1, le=256)
+    #: Longest side, in pixels, a page image is scaled to before embedding.
+    max_side: int = Field(default=1024, ge=64, le=8192)
+
+
 class ParseSettings(_Settings):
     model_config = _group("DOCSIGHT_PARSE_")
 
@@ -487,6 +511,7 @@ class Settings(_Settings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     vlm: VLMSettings = Field(default_factory=VLMSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    visual: VisualSettings = Field(default_factory=VisualSettings)
     parse: ParseSettings = Field(default_factory=ParseSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)

@@ -135,7 +135,8 @@ def ask(
     with cli_errors(as_json):
         ds = open_docsight(collection)
         analysis = ds.analyze_image(image) if image is not None else None
-        result = ds.ask(question, doc_names=doc, k=k, image=analysis, mode=mode)
+        with render.live_answer(console, enabled=not as_json) as listeners:
+            result = ds.ask(question, doc_names=doc, k=k, image=analysis, mode=mode, **listeners)
     if as_json:
         payload = render.with_page_numbers(render.to_jsonable(result))
         if analysis is not None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import BaseModel
@@ -444,3 +445,38 @@ def _graph(console: Console, graph: dict[str, Any], pages: bool) -> None:
             console.print(
                 f"  p. {page['page'] + 1}: {safe(page['summary'])} [dim]{safe(keywords)}[/dim]"
             )
+
+
+@contextmanager
+def live_answer(console: Console, *, enabled: bool = True) -> Iterator[dict[str, Any]]:
+    """While ``ask`` runs on a terminal: the step at hand, then a model's words as it writes
+    them, in a transient view that the final, cited answer replaces. Yields the ``on_step`` and
+    ``on_token`` listeners to pass to ``ask`` (none when not a terminal, or for ``--json``)."""
+    if not enabled or not console.is_terminal:
+        yield {}
+        return
+    from rich.live import Live
+
+    state = {"words": "", "draft": 0, "step": "searching"}
+
+    def view() -> Text:
+        if state["words"]:
+            # A model's words, from documents it read: control characters are made inert.
+            return Text(terminal_text(str(state["words"])), style="dim")
+        return Text(f"{state['step']}…", style="dim")
+
+    with Live(view(), console=console, transient=True, refresh_per_second=12) as live:
+
+        def on_step(step: Any) -> None:
+            state["step"] = {"retrieve": "reading", "seek": "reading", "plan": "planning"}.get(
+                step.kind, "answering"
+            )
+            live.update(view())
+
+        def on_token(piece: str, draft: int) -> None:
+            if draft != state["draft"]:  # a new draft replaces the words shown so far
+                state["draft"], state["words"] = draft, ""
+            state["words"] = str(state["words"]) + piece
+            live.update(view())
+
+        yield {"on_step": on_step, "on_token": on_token}

@@ -212,3 +212,25 @@ def test_without_a_period_asked_the_latest_year_answers() -> None:
     assert latest is not None and (latest.value, latest.column) == ("2,015", "2024")
     asked = lookup(read_intent("How many employees were there at the end of 2023?"), table, [])
     assert asked is not None and asked.value == "1,840"
+
+
+def test_a_picture_descriptions_frame_is_never_the_answer() -> None:
+    from docsight.document.artifacts import description_content
+    from docsight.settings import AnswerSettings
+
+    assert description_content("Chart on page 7, section Codes > Arkansas (AR).") == ""
+    assert description_content("Text in it: AR01 Little Rock.") == "AR01 Little Rock."
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    description = (
+        "Chart on page 7, section EPS Geographic Market Name Code > Arkansas (AR). "
+        "Text in it: EPS code AR01 is the geographic market Little Rock. "
+        "Context: Markets are listed by state."
+    )
+    answer = answerer.answer(
+        "What's the geographic market name for EPS Code AR01?",
+        [_source(1, description, kind="figure")],
+        Evidence(0.8, 0.8),
+    )
+    assert answer.answerable and "Little Rock" in answer.answer
+    assert "Chart on page" not in answer.answer and "Text in it" not in answer.answer

@@ -28,6 +28,7 @@ from docsight.agents.question import Intent, read_intent
 from docsight.agents.refusal import RefusalModel, Signals, load_model
 from docsight.agents.tables import CellAnswer, lookup, parse_tables
 from docsight.agents.values import extract_value
+from docsight.document.artifacts import description_content
 from docsight.document.captions import CAPTION_RE
 from docsight.document.text import content_terms, idf_weights, split_sentences
 from docsight.encoders.base import Encoder
@@ -119,7 +120,11 @@ def candidates(sources: Sequence[Source]) -> list[Candidate]:
                 else:
                     pieces.extend(split_sentences(line))
         for position, piece in enumerate(pieces):
-            text = _LIST_ITEM.sub("", piece)
+            # A picture's description frames what it holds ("Chart on page 7, section ...");
+            # the frame is where the answer is, not what it is.
+            text = description_content(_LIST_ITEM.sub("", piece))
+            if not text.strip():
+                continue
             if text.rstrip().endswith("?"):
                 continue  # a question in the source (an FAQ, a heading) never answers one
             if len(text.split()) >= _MIN_WORDS or any(ch.isdigit() for ch in text):

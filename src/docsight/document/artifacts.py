@@ -14,6 +14,25 @@ from docsight.document.model import Document, EdgeKind, Element, ElementKind
 ARTIFACT_KINDS = frozenset({ElementKind.TABLE, ElementKind.FIGURE, ElementKind.CHART})
 PLACEHOLDER_RE = re.compile(r"\[(?P<label>[^\]\n]{1,300})\]\(#el-(?P<id>[0-9a-f]{32})\)")
 
+# An offline picture description (``ingest.describe``) reads "Chart on page 7, section A > B.
+# <caption>. Text in it: <words>. Context: <the sentence before it>." Its first sentence only
+# says what and where the picture is; the prefixes introduce what it holds. Readers that pick
+# answers out of text (``agents.extractive``) drop the one and strip the others.
+DESCRIPTION_TEXT = "Text in it: "
+DESCRIPTION_CONTEXT = "Context: "
+DESCRIPTION_FRAME_RE = re.compile(r"^\s*(?:Logo|Chart|Picture|Blank|Figure|Table) on page \d+\b")
+_DESCRIPTION_PREFIX_RE = re.compile(
+    rf"^\s*(?:{re.escape(DESCRIPTION_TEXT.strip())}|{re.escape(DESCRIPTION_CONTEXT.strip())})\s*"
+)
+
+
+def description_content(sentence: str) -> str:
+    """A sentence of a picture description as content: ``""`` for its framing sentence, the
+    words without their "Text in it:"/"Context:" prefix otherwise."""
+    if DESCRIPTION_FRAME_RE.match(sentence):
+        return ""
+    return _DESCRIPTION_PREFIX_RE.sub("", sentence)
+
 
 def is_skipped_picture(element: Element) -> bool:
     """Logos and blank images (see ``ingest.describe``) are not content."""

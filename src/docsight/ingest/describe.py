@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from docsight.document.artifacts import DESCRIPTION_CONTEXT, DESCRIPTION_TEXT
 from docsight.document.model import (
     EdgeKind,
     Element,
@@ -121,9 +122,9 @@ def describe_picture(
     if caption:
         parts.append(caption.rstrip(".") + ".")
     if element.text.strip():
-        parts.append("Text in it: " + " ".join(element.text.split()) + ".")
+        parts.append(DESCRIPTION_TEXT + " ".join(element.text.split()) + ".")
     if before:
-        parts.append("Context: " + before.rstrip(".") + ".")
+        parts.append(DESCRIPTION_CONTEXT + before.rstrip(".") + ".")
     return " ".join(parts)[:_MAX_DESCRIPTION]
 
 

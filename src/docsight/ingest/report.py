@@ -33,7 +33,10 @@ class FileOutcome(BaseModel):
     #: Elements of text a reader would not see (see ``document.model.Hidden``): stored in the
     #: map, kept out of search.
     hidden_elements: int = 0
-    #: Seconds spent per stage ("parse", "describe", "chunk", "embed", "store").
+    #: Wall seconds per stage ("read", "verify", "parse", "describe", "chunk", "embed",
+    #: "graph", "store"), each with its CPU seconds as "<stage>.cpu"; per model of the worker
+    #: ("model.<ocr|layout|table|picture_ocr>.<calls|pixels|wall|cpu>"); and what the file held
+    #: ("count.<pages|tables|pictures|pictures_ocr|chunks>"). See benchmarks/ingest_profile.py.
     timings: dict[str, float] = Field(default_factory=dict)
     #: Peak resident memory of the worker process while it parsed this file, in MiB (``None``
     #: when the file was not parsed in a worker).

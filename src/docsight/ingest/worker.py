@@ -27,17 +27,20 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docsight.document.chunk import Chunk
 from docsight.document.ids import bytes_sha256
 from docsight.document.model import ParsedDocument
 from docsight.errors import DocsightError, IngestError
 from docsight.settings import IngestSettings, Settings
+
+if TYPE_CHECKING:
+    from docsight.vision.common import ModelTiming
 
 log = logging.getLogger(__name__)
 
@@ -167,53 +170,127 @@ def run_job(
     chunker: Any,
     events: JobEvents | None = None,
 ) -> ParseOutput:
-    """Read, parse, read text in pictures, describe and chunk one file. Raises docsight errors."""
+    """Read, parse, read text in pictures, describe and chunk one file. Raises docsight errors.
+
+    The output's timings hold wall and CPU seconds per stage, what each model cost and what the
+    file held (see :func:`model_timings` and :func:`content_counts`).
+    """
     from docsight.ingest.describe import enrich
     from docsight.ingest.picture_text import read_picture_text
     from docsight.parsers import parser_for
     from docsight.parsers.base import SourceFile
+    from docsight.vision.common import model_stats, model_stats_since
 
     events = events or JobEvents()
     timings: dict[str, float] = {}
+    clock = StageClock(timings)
     path = Path(job.path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
-    if bytes_sha256(data) != job.sha256:
-        raise IngestError(path, "the file changed while it was being ingested; ingest it again")
-    pages = min(_count_pages(job.media_type, data), settings.parse.max_pages)
+    with clock("verify"):
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
+        if bytes_sha256(data) != job.sha256:
+            raise IngestError(path, "the file changed while it was being ingested; ingest it again")
+        pages = min(_count_pages(job.media_type, data), settings.parse.max_pages)
     if pages:
         events.pages(pages)
     events.progress("parse", 0, pages)
     source = SourceFile(path=path, data=data, sha256=job.sha256, media_type=job.media_type)
     parser = parser_for(job.media_type, path)
-    started = time.perf_counter()
-    # The parsers report each page through the context; the context is the worker's, shared by
-    # its jobs, so this job gets a copy that reports to its own events.
-    context = dataclasses.replace(context, progress=events.progress)
-    parsed = parser.parse(source, settings.parse, context)
-    del data, source  # the parser's copy of the bytes is not needed any more
-    timings["parse"] = _since(started)
+    # Model costs are deltas of the process's totals, taken around each stage: page OCR, layout
+    # and tables run while parsing, picture OCR while describing.
+    models_start = model_stats()
+    with clock("parse"):
+        # The parsers report each page through the context; the context is the worker's, shared
+        # by its jobs, so this job gets a copy that reports to its own events.
+        context = dataclasses.replace(context, progress=events.progress)
+        parsed = parser.parse(source, settings.parse, context)
+        del data, source  # the parser's copy of the bytes is not needed any more
+    models_parsed = model_stats()
     pictures = _pictures_to_read(parsed, settings)
     if pictures:
         events.pages(max(pages, parsed.document.page_count) + pictures)
     events.progress("describe", 0, parsed.document.page_count)
-    started = time.perf_counter()
-    read_picture_text(parsed, context, settings.parse)
-    if context.vlm is not None:
-        events.vision(True)
-        try:
-            enrich(parsed, context.vlm)
-        finally:
-            events.vision(False)
-    else:
-        enrich(parsed, None)
-    timings["describe"] = _since(started)
-    started = time.perf_counter()
-    chunks = chunker.chunk(parsed.document)
-    timings["chunk"] = _since(started)
+    with clock("describe"):
+        pictures_read = read_picture_text(parsed, context, settings.parse)
+        if context.vlm is not None:
+            events.vision(True)
+            try:
+                enrich(parsed, context.vlm)
+            finally:
+                events.vision(False)
+        else:
+            enrich(parsed, None)
+    models_described = model_stats()
+    with clock("chunk"):
+        chunks = chunker.chunk(parsed.document)
+    timings.update(model_timings(model_stats_since(models_start, models_parsed)))
+    timings.update(
+        model_timings(model_stats_since(models_parsed, models_described), prefix="picture_")
+    )
+    timings.update(content_counts(parsed, chunks, pictures_read))
     return ParseOutput(parsed, chunks, timings)
+
+
+class StageClock:
+    """Wall and CPU seconds per stage into a timings dict: ``with clock("parse"): ...`` adds
+    ``parse`` (wall) and ``parse.cpu``.
+
+    CPU is process time, not the calling thread's: the models run on onnxruntime's own threads.
+    A worker parses one file at a time, so the process's CPU is this file's.
+    """
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into = into
+
+    @contextlib.contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self._add(stage, time.perf_counter() - wall)
+            self._add(f"{stage}.cpu", time.process_time() - cpu)
+
+    def _add(self, key: str, seconds: float) -> None:
+        self.into[key] = round(self.into.get(key, 0.0) + seconds, 4)
+
+
+def model_timings(stats: Mapping[str, ModelTiming], prefix: str = "") -> dict[str, float]:
+    """Timings keys for what each model cost: ``model.<prefix><kind>.calls`` (invocations, one
+    image each), ``.pixels`` (of those images), ``.wall`` and ``.cpu`` (seconds in inference)
+    and, when the model was loaded meanwhile, ``.load`` and ``.load.cpu`` (seconds loading)."""
+    out: dict[str, float] = {}
+    for kind, t in sorted(stats.items()):
+        key = f"model.{prefix}{kind}"
+        if t.calls:
+            out[f"{key}.calls"] = t.calls
+            out[f"{key}.pixels"] = t.pixels
+            out[f"{key}.wall"] = round(t.wall, 4)
+            out[f"{key}.cpu"] = round(t.cpu, 4)
+        if t.loads:
+            out[f"{key}.load"] = round(t.load_wall, 4)
+            out[f"{key}.load.cpu"] = round(t.load_cpu, 4)
+    return out
+
+
+def content_counts(
+    parsed: ParsedDocument, chunks: list[Chunk], pictures_read: int
+) -> dict[str, float]:
+    """What a file held, next to its timings: ``count.pages``, ``count.tables`` and
+    ``count.pictures`` (elements of the document), ``count.pictures_ocr`` (pictures read by OCR
+    while describing) and ``count.chunks``."""
+    from docsight.document.model import ElementKind
+
+    kinds = [e.kind for e in parsed.document.elements]
+    return {
+        "count.pages": parsed.document.page_count,
+        "count.tables": kinds.count(ElementKind.TABLE),
+        "count.pictures": kinds.count(ElementKind.FIGURE) + kinds.count(ElementKind.CHART),
+        "count.pictures_ocr": pictures_read,
+        "count.chunks": len(chunks),
+    }
 
 
 def _count_pages(media_type: str, data: bytes) -> int:
@@ -263,10 +340,6 @@ def _pictures_to_read(parsed: ParsedDocument, settings: Settings) -> int:
         if e.kind == ElementKind.FIGURE and e.image_id and not e.text.strip()
     )
     return min(n, _MAX_PICTURES)
-
-
-def _since(started: float) -> float:
-    return round(time.perf_counter() - started, 4)
 
 
 def _run_guarded(

@@ -9,8 +9,10 @@ import hashlib
 import importlib
 import importlib.util
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
 from importlib import metadata
 from types import ModuleType
 from typing import Any, ClassVar, TypeVar
@@ -206,17 +208,109 @@ def memo(cache: JsonCache | None, namespace: str, key: str, compute: Callable[[]
     return cache.memo(namespace, key, compute)
 
 
+# --- accounting: what the models cost ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelTiming:
+    """What one kind of model did in this process: invocations (one image each, cache misses
+    only), the pixels of those images, and wall and CPU seconds spent in them. Loading the model
+    is counted apart (``loads``, ``load_wall``, ``load_cpu``): it happens once per process, and
+    mixing it into the first call would make per-call costs depend on the batch size.
+
+    CPU seconds are process CPU time (:func:`time.process_time`) measured around the call:
+    onnxruntime runs inference on its own thread pool, which the calling thread's clock
+    (:func:`time.thread_time`) would not see at all. The figure is honest where nothing else runs
+    in the process during a call, as in an ingestion worker (one file at a time, one thread);
+    in a process serving several threads it also counts their work.
+    """
+
+    calls: int = 0
+    pixels: int = 0
+    wall: float = 0.0
+    cpu: float = 0.0
+    loads: int = 0
+    load_wall: float = 0.0
+    load_cpu: float = 0.0
+
+    def __add__(self, other: ModelTiming) -> ModelTiming:
+        return ModelTiming(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    def __sub__(self, other: ModelTiming) -> ModelTiming:
+        return ModelTiming(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
+
+    @property
+    def empty(self) -> bool:
+        return self.calls == 0 and self.loads == 0
+
+
+class ModelStats:
+    """Per-kind :class:`ModelTiming` totals of a process, updated under one lock.
+
+    A model call takes milliseconds to seconds; one uncontended lock and a few additions per
+    call cost microseconds, so the accounting is always on.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._totals: dict[str, ModelTiming] = {}
+
+    def add(self, kind: str, timing: ModelTiming) -> None:
+        with self._lock:
+            self._totals[kind] = self._totals.get(kind, ModelTiming()) + timing
+
+    def snapshot(self) -> dict[str, ModelTiming]:
+        """The totals so far, by kind (a copy; the values are immutable)."""
+        with self._lock:
+            return dict(self._totals)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._totals.clear()
+
+
+#: The process's model accounting; every :class:`ModelEngine` reports here.
+MODEL_STATS = ModelStats()
+
+
+def model_stats() -> dict[str, ModelTiming]:
+    """What each kind of model ("ocr", "layout", "table") cost this process so far."""
+    return MODEL_STATS.snapshot()
+
+
+def reset_model_stats() -> None:
+    MODEL_STATS.reset()
+
+
+def model_stats_since(
+    before: dict[str, ModelTiming], now: dict[str, ModelTiming] | None = None
+) -> dict[str, ModelTiming]:
+    """What each kind of model cost between the :func:`model_stats` snapshots ``before`` and
+    ``now`` (default: this moment); kinds that did nothing in between are left out. A delta
+    rather than a reset, so that measuring one job never disturbs others measuring in the
+    same process."""
+    out = {}
+    for kind, total in (model_stats() if now is None else now).items():
+        delta = total - before.get(kind, ModelTiming())
+        if not delta.empty:
+            out[kind] = delta
+    return out
+
+
 E = TypeVar("E", bound="ModelEngine")
 
 
 class ModelEngine:
     """A model loaded on first use, guarded by a lock, one instance per process and class.
 
-    ``calls`` counts model invocations (cache misses), which tests use to prove caching.
+    ``calls`` counts model invocations (cache misses), which tests use to prove caching. Every
+    invocation and load is also accounted in :data:`MODEL_STATS` under :attr:`kind`.
     """
 
     _instances: ClassVar[dict[type, ModelEngine]] = {}
     _instances_lock: ClassVar[threading.Lock] = threading.Lock()
+    #: The key of this engine in :data:`MODEL_STATS` (and in ingestion timings).
+    kind: ClassVar[str] = "model"
 
     def __init__(self) -> None:
         self.calls = 0
@@ -231,3 +325,37 @@ class ModelEngine:
             if engine is None:
                 engine = ModelEngine._instances[cls] = cls()
             return engine  # type: ignore[return-value]
+
+    def _load(self) -> Any:
+        """Create the model (subclasses); called by :meth:`_ready` only while it is missing."""
+        raise NotImplementedError
+
+    def _ready(self) -> Any:
+        """The model, loaded (and the load accounted) on first use. Call under ``_lock``."""
+        if self._model is not None:
+            return self._model
+        wall, cpu = time.perf_counter(), time.process_time()
+        model = self._load()
+        timing = ModelTiming(
+            loads=1, load_wall=time.perf_counter() - wall, load_cpu=time.process_time() - cpu
+        )
+        MODEL_STATS.add(self.kind, timing)
+        return model
+
+    @contextmanager
+    def _invocation(self, image: np.ndarray) -> Iterator[None]:
+        """Count and time one model call on ``image``. Used inside ``_lock``, around the
+        inference alone, so time spent waiting for the lock is not counted."""
+        self.calls += 1
+        pixels = int(image.shape[0]) * int(image.shape[1]) if image.ndim >= 2 else int(image.size)
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            timing = ModelTiming(
+                calls=1,
+                pixels=pixels,
+                wall=time.perf_counter() - wall,
+                cpu=time.process_time() - cpu,
+            )
+            MODEL_STATS.add(self.kind, timing)

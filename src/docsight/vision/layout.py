@@ -53,6 +53,8 @@ _FEATURE = "layout detection on page images"
 class LayoutEngine(ModelEngine):
     """rapid-layout behind a cache. ``calls`` counts model invocations (cache misses)."""
 
+    kind = "layout"
+
     def __init__(self, min_score: float = MIN_SCORE) -> None:
         super().__init__()
         self.min_score = min_score
@@ -99,9 +101,9 @@ class LayoutEngine(ModelEngine):
 
     def _run(self, arr: np.ndarray) -> list[list[Any]]:
         with self._lock:
-            model = self._load()
-            self.calls += 1
-            result = model(np.ascontiguousarray(arr[:, :, ::-1]))
+            model = self._ready()
+            with self._invocation(arr):
+                result = model(np.ascontiguousarray(arr[:, :, ::-1]))
         h, w = arr.shape[:2]
         boxes = getattr(result, "boxes", None)
         labels = getattr(result, "class_names", None)

@@ -42,6 +42,8 @@ _FEATURE = "OCR of page images"
 class OcrEngine(ModelEngine):
     """RapidOCR behind a cache. ``calls`` counts model invocations (cache misses)."""
 
+    kind = "ocr"
+
     def __init__(self, max_side: int = MAX_SIDE, min_score: float = MIN_SCORE) -> None:
         super().__init__()
         self.max_side = max_side
@@ -96,10 +98,10 @@ class OcrEngine(ModelEngine):
 
     def _run(self, arr: np.ndarray) -> list[list[Any]]:
         with self._lock:
-            model = self._load()
-            self.calls += 1
+            model = self._ready()
             # RapidOCR reads arrays as OpenCV does: BGR.
-            result = model(np.ascontiguousarray(arr[:, :, ::-1]))
+            with self._invocation(arr):
+                result = model(np.ascontiguousarray(arr[:, :, ::-1]))
         boxes, texts, scores = (getattr(result, k, None) for k in ("boxes", "txts", "scores"))
         if boxes is None or texts is None or scores is None:
             return []

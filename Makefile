@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-10)
 SAMPLES ?= samples
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test test-visual lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,34 @@ demo: install
 
 test: install
 	$(BIN)/pytest -q
+
+# The visual channel's tests (`visual` marker) need torch and colpali-engine: they get their own
+# venv, so .venv and `make test` stay torch-free. torch and torchvision must be one build. Both
+# come from the PyTorch CPU index; where it is unreachable, PyPI's pair is used instead (CUDA
+# builds that also run on CPU, a few GB). Never CPU torch with PyPI's torchvision: that one is
+# built against CUDA torch and fails to import ("operator torchvision::nms does not exist").
+VISUAL_VENV := .venv-visual
+VBIN        := $(VISUAL_VENV)/bin
+VSTAMP      := $(VISUAL_VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-10)
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+
+$(VSTAMP): pyproject.toml
+	$(PYTHON) -m venv $(VISUAL_VENV)
+	echo '*' > $(VISUAL_VENV)/.gitignore  # a few GB that git must never pick up
+	$(VBIN)/pip install --quiet --upgrade pip
+	$(VBIN)/python -c 'import torch, torchvision' 2>/dev/null \
+	  || $(VBIN)/pip install --quiet --retries 1 --timeout 20 --index-url $(TORCH_INDEX) \
+	       'torch==2.13.0+cpu' 'torchvision==0.28.0+cpu' \
+	  || { $(VBIN)/pip uninstall --quiet --yes torch torchvision; \
+	       env -u PIP_FIND_LINKS $(VBIN)/pip --isolated install --quiet \
+	         'torch==2.13.0' 'torchvision==0.28.0'; }
+	$(VBIN)/pip install --quiet -e '.[dev,visual]'
+	$(VBIN)/python -c 'import colpali_engine.models'
+	rm -f $(VISUAL_VENV)/.installed-*
+	touch $@
+
+test-visual: $(VSTAMP)
+	$(VBIN)/pytest -q -m visual
 
 lint: install
 	$(BIN)/ruff check src tests scripts benchmarks

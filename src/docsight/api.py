@@ -16,6 +16,7 @@ from docsight.agents.answer import Answer, Source
 from docsight.agents.trace import TraceStep
 from docsight.document.model import Document
 from docsight.encoders.base import Encoder
+from docsight.encoders.visual import VisualEncoder
 from docsight.errors import (
     CollectionLockedError,
     CollectionNotFoundError,
@@ -36,6 +37,7 @@ MAX_SEARCH_K = 1000
 MAX_ANSWER_K = 50
 
 if TYPE_CHECKING:
+    from docsight.index.visual import VisualReindexReport
     from docsight.query.analyze import ImageAnalysis
 
     #: A query image: a file path, its bytes, or an analysis from :meth:`DocSight.analyze_image`.
@@ -58,10 +60,12 @@ class DocSight:
         settings: Settings | None = None,
         chat: Any = None,
         vision: Any = None,
+        visual: VisualEncoder | None = None,
     ) -> None:
         """``chat`` and ``vision``: a chat model and a vision model to use instead of the
         configured ones (any object keeping the ``llm.base.ChatModel`` contract, such as
-        ``llm.scripted.ScriptedChat`` in tests)."""
+        ``llm.scripted.ScriptedChat`` in tests); ``visual``: a page-image encoder to use
+        instead of the configured one (``DOCSIGHT_VISUAL_*``)."""
         settings = settings.model_copy(deep=True) if settings is not None else Settings()
         if collection_dir is not None:
             settings.collection_dir = Path(collection_dir)
@@ -71,6 +75,8 @@ class DocSight:
         self._encoder: Encoder | None = None
         self._chat: Any = chat
         self._vlm_chat: Any = vision
+        self._visual: VisualEncoder | None = visual
+        self._visual_made = visual is not None
         self._image_analyzer: Any = None
         self._lock = threading.RLock()
 
@@ -98,6 +104,17 @@ class DocSight:
 
                 self._encoder = create_encoder(self.settings.embed)
             return self._encoder
+
+    def visual_encoder(self) -> VisualEncoder | None:
+        """The page-image encoder of the ``visual`` channel, or ``None`` when none is
+        configured (``DOCSIGHT_VISUAL_BACKEND=none``, the default). Cheap: models load on use."""
+        with self._lock:
+            if not self._visual_made:
+                from docsight.encoders import create_visual_encoder
+
+                self._visual = create_visual_encoder(self.settings.visual)
+                self._visual_made = True
+            return self._visual
 
     def chat_model(self) -> Any:
         """The configured chat model, or ``None`` when no LLM endpoint is configured."""
@@ -200,6 +217,14 @@ class DocSight:
         try:
             if self.store.exists:  # type: ignore[attr-defined]
                 self._rebind_encoder()  # a collection.json rebuilt without it
+                self._rebind_visual()
+            visual = self.visual_encoder()
+            bound = self.store.visual_binding() if self.store.exists else None  # type: ignore[attr-defined]
+            if visual is not None and bound is not None and bound.fingerprint != visual.fingerprint:
+                from docsight.errors import ConfigurationError
+                from docsight.index.visual import mismatch_message
+
+                raise ConfigurationError(mismatch_message(self.path, bound, visual.fingerprint))
             cache_dir = self.path / "cache"
             inline = self.settings.ingest.isolation == "none"
             setup = WorkerSetup(
@@ -217,10 +242,47 @@ class DocSight:
                 ),
                 setup,
                 chat=self.chat_model() if self.settings.graph.summaries != "extractive" else None,
+                visual=(lambda: visual) if visual is not None else None,
             )
-            return pipeline.run(paths, progress)
+            report = pipeline.run(paths, progress)
+            if visual is None and bound is not None:
+                report.warnings.extend(self._unembedded_warning(report, bound.fingerprint))
+            elif visual is not None and bound is None:
+                report.warnings.extend(self._unembedded_warning(report, None))
+            return report
         finally:
             lock.release()
+
+    def _unembedded_warning(self, report: IngestReport, fingerprint: str | None) -> list[str]:
+        """Pages the visual channel cannot see, which must be said: of documents just added to
+        a collection with page vectors while no visual encoder is configured (``fingerprint``:
+        the collection's), or of documents stored before the first visual encoder was bound."""
+        from docsight.index.visual import pages_without_vectors
+
+        added = {f.doc_id for f in report.files if f.status == "added" and f.doc_id}
+        if not added or (fingerprint is None and self.store.visual_binding() is None):
+            return []
+        missing = pages_without_vectors(self.store)  # type: ignore[arg-type]
+        if fingerprint is None:
+            earlier = [d for d in missing if d not in added]
+            return (
+                [
+                    f"{len(earlier)} document(s) stored before a visual encoder was configured "
+                    "have no page vectors, so the visual channel does not see their pages; "
+                    "`docsight reindex --visual` embeds them"
+                ]
+                if earlier
+                else []
+            )
+        missing = {d: p for d, p in missing.items() if d in added}
+        if not missing:
+            return []
+        return [
+            f"{len(missing)} document(s) were stored without page vectors: the collection's "
+            f"page images are embedded by {fingerprint}, but no visual encoder is configured, "
+            "so the visual channel does not see their pages; configure that encoder "
+            "(DOCSIGHT_VISUAL_*) and run `docsight reindex --visual`"
+        ]
 
     def remove(self, ref: str) -> DocumentInfo:
         """Delete a document by name or id (a unique id prefix works too) and free its space:
@@ -267,6 +329,7 @@ class DocSight:
             if before is not None:
                 actions, reingest = self.store.repair()
                 actions += self._rebind_encoder()
+                actions += self._rebind_visual()
             report = self.store.check()
         finally:
             if lock is not None:
@@ -291,6 +354,18 @@ class DocSight:
                     f"configured encoder is {configured}: searches refuse to run",
                 )
             )
+        visual = self.visual_encoder()
+        bound = report.visual
+        if bound is not None and visual is not None and bound.fingerprint != visual.fingerprint:
+            from docsight.index.visual import mismatch_message
+
+            report.problems.append(
+                CheckProblem(
+                    code="visual_mismatch",
+                    message=mismatch_message(self.path, bound, visual.fingerprint),
+                    table="page_vectors",
+                )
+            )
         return report
 
     def _rebind_encoder(self) -> list[str]:
@@ -306,6 +381,45 @@ class DocSight:
             return []
         self.store.bind_encoder(encoder.fingerprint, encoder.dim)
         return [f"bound the configured encoder {encoder.fingerprint} (dimension {dim}) again"]
+
+    def _rebind_visual(self) -> list[str]:
+        """A collection.json rebuilt without its visual encoder gets the configured one back,
+        when the stored page vectors have its kind and dimension."""
+        from docsight.index.visual import rebind_configured
+
+        encoder = self.visual_encoder()
+        if encoder is None:
+            return []
+        return rebind_configured(self.store, encoder, self.settings.visual)  # type: ignore[arg-type]
+
+    def reindex_visual(
+        self, progress: Callable[[int, int, str], None] | None = None
+    ) -> VisualReindexReport:
+        """Embed every page image with the configured visual encoder and bind it to the
+        collection (``docsight reindex --visual``).
+
+        Page vectors of another encoder are dropped first, never mixed; pages already embedded
+        by this one are kept, so an interrupted run resumes. With no visual encoder configured,
+        the page vectors are removed. ``progress(done, total, name)`` counts pages.
+        """
+        from docsight.index.visual import reindex
+
+        self._require_collection()
+        lock = self._locked()
+        try:
+            self.store.recover()
+            report = reindex(
+                self.store,  # type: ignore[arg-type]
+                self.visual_encoder(),
+                self.settings.visual,
+                progress,
+            )
+            if report.pages or report.rebound:
+                for reason in self.store.optimize() or []:
+                    log.warning("%s", reason)
+        finally:
+            lock.release()
+        return report
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -392,10 +506,25 @@ class DocSight:
         from docsight.retrieval.rerank import create_reranker
 
         settings = self.settings.retrieval
-        retrievers = create_retrievers(settings.channels, self.store, self.encoder)
+        retrievers = create_retrievers(
+            self._channels(), self.store, self.encoder, visual=self.visual_encoder
+        )
         chat = self.chat_model() if settings.rerank == "llm" else None
         reranker = create_reranker(settings, self.store, chat)
         return HybridSearcher(self.store, retrievers, settings, reranker), doc_ids
+
+    def _channels(self) -> list[str]:
+        """The configured retrieval channels, with ``visual`` added or refused as
+        :func:`retrieval.visual.visual_channels` decides."""
+        from docsight.retrieval.visual import visual_channels
+
+        settings = self.settings.retrieval
+        return visual_channels(
+            settings.channels,
+            explicit="channels" in settings.model_fields_set,
+            encoder=self.visual_encoder(),
+            store=self.store,
+        )
 
     def analyze_image(self, image: str | Path | bytes) -> ImageAnalysis:
         """Route a query image to its types, parse it into typed text and caption it (cached in

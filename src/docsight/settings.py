@@ -344,7 +344,9 @@ class RetrievalSettings(_Settings):
     #: Chunk channels ``bm25``, ``dense`` and ``graph`` (evolved vectors of the content graph);
     #: page channels ``page_bm25`` (BM25 over whole pages), ``tree`` (the summary tree,
     #: top-down), ``locate`` (pages and parts the question names: "page 14", "Table 3",
-    #: "Appendix B", "the last chart") and ``page_ref`` (page words only).
+    #: "Appendix B", "the last chart"), ``page_ref`` (page words only) and ``visual`` (page
+    #: images by the visual encoder, ``DOCSIGHT_VISUAL_*``; added to the default list when the
+    #: collection is bound to one).
     channels: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["bm25", "dense", "page_bm25", "locate"]
     )

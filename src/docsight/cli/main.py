@@ -327,6 +327,7 @@ def llm_serve(
 from docsight.cli import chat as _chat  # noqa: E402, F401
 from docsight.cli import evaluate as _evaluate  # noqa: E402, F401
 from docsight.cli import mcp_cmd as _mcp  # noqa: E402, F401
+from docsight.cli import reindex as _reindex  # noqa: E402, F401
 from docsight.cli import serve as _serve  # noqa: E402, F401
 
 

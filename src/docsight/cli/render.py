@@ -262,6 +262,7 @@ def stats(console: Console, s: CollectionStats, extra: dict[str, str]) -> None:
         "elements": str(s.elements),
         "chunks": str(s.chunks),
         "encoder": f"{s.encoder} (dim {s.dim})" if s.encoder else "none yet",
+        "visual encoder": _visual(s),
         "indexes": ", ".join(s.indexes) or "none",
         "size on disk": _sizes(s),
         **extra,
@@ -269,6 +270,21 @@ def stats(console: Console, s: CollectionStats, extra: dict[str, str]) -> None:
     for key, value in rows.items():
         table.add_row(key, safe(value))
     console.print(table)
+
+
+def _visual(s: CollectionStats) -> str:
+    """The page images' encoder as bound to the collection, and how many pages it embedded."""
+    v = s.visual
+    if v is None:
+        return (
+            "none (no page image is embedded; set DOCSIGHT_VISUAL_BACKEND, then ingest or "
+            "`docsight reindex --visual`)"
+        )
+    model = f" {v.model}" if v.model else ""
+    return (
+        f"{v.backend or 'unknown'}{model}, {v.kind}-vector, dim {v.dim}; {s.page_vectors} page "
+        f"vectors; fingerprint {v.fingerprint}"
+    )
 
 
 def _sizes(s: CollectionStats) -> str:

@@ -32,7 +32,7 @@ Kind = Literal["retrieval", "qa"]
 Progress = Callable[[int, int, str], None]
 
 #: Settings groups whose values change what is stored in a collection.
-_INDEX_GROUPS = ("parse", "chunk", "embed", "graph")
+_INDEX_GROUPS = ("parse", "chunk", "embed", "graph", "visual")
 
 
 class EvalConfig(BaseModel):
@@ -56,6 +56,9 @@ def index_fingerprint(settings: Settings) -> str:
     """A short hash of the settings that change what a collection stores."""
     data = {g: getattr(settings, g).model_dump(mode="json") for g in _INDEX_GROUPS}
     data["embed"].pop("api_key", None)
+    data["visual"].pop("api_key", None)
+    if data["visual"].get("backend") == "none":
+        data.pop("visual")  # keeps the names of collections built before the visual channel
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
 
 

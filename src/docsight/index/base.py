@@ -39,6 +39,31 @@ class DocumentInfo(BaseModel):
     schema_version: int
 
 
+class VisualBinding(BaseModel):
+    """The visual encoder a collection's page-image vectors were made with (``collection.json``).
+
+    Pages embedded by one model are never compared with queries embedded by another, so the
+    binding changes only through ``docsight reindex --visual``, which re-embeds every page.
+    """
+
+    fingerprint: str
+    kind: Literal["single", "multi"]
+    dim: int = Field(ge=1)
+    #: The registry name (``openai``, ``colpali``) and the model, for ``docsight info``.
+    backend: str = ""
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class PageVectors:
+    """The page-image vectors of one document: one per page image (``single``) or one matrix of
+    token vectors per page (``multi``), in the order of ``pages``."""
+
+    binding: VisualBinding
+    pages: list[int]
+    vectors: np.ndarray | list[np.ndarray]
+
+
 class CollectionStats(BaseModel):
     path: str
     schema_version: int
@@ -53,6 +78,9 @@ class CollectionStats(BaseModel):
     #: Bytes on disk per part: each table (``tables/<name>``), ``sources`` (the files kept for
     #: page images), ``cache`` (model outputs) and ``other`` (manifests, backups, locks).
     sizes: dict[str, int] = Field(default_factory=dict)
+    #: The visual encoder of the page-image vectors, and how many pages have them.
+    visual: VisualBinding | None = None
+    page_vectors: int = 0
 
 
 class CheckProblem(BaseModel):
@@ -63,7 +91,8 @@ class CheckProblem(BaseModel):
     #: ``encoder_mismatch``, ``vector_dim``, ``bad_vector``, ``text_index_missing``,
     #: ``unindexed_rows``, ``manifest``, ``superseded_version``, ``table_damaged``,
     #: ``data_damaged``, ``index_damaged``, ``missing_source`` (the file a document's page images
-    #: are made from is gone or damaged), ``orphan_source`` (a kept file of no document).
+    #: are made from is gone or damaged), ``orphan_source`` (a kept file of no document),
+    #: ``visual_unbound``, ``visual_mismatch``, ``page_vectors_missing`` (page-image vectors).
     code: str
     #: Errors are damage (or a configuration that cannot read the collection); warnings only cost
     #: speed, such as rows not yet folded into an index.
@@ -82,6 +111,8 @@ class CheckReport(BaseModel):
     schema_version: int | None = None
     encoder: str | None = None
     dim: int | None = None
+    #: The visual encoder the page-image vectors were made with, if any.
+    visual: VisualBinding | None = None
     #: Rows per table, plus ``documents`` (committed) and ``uncommitted`` (other statuses).
     counts: dict[str, int] = Field(default_factory=dict)
     problems: list[CheckProblem] = Field(default_factory=list)
@@ -146,6 +177,9 @@ class Store(Protocol):
       (``get_asset`` then makes them); it removes the file with the document. ``recover`` (run
       before every ingest) removes child rows of uncommitted documents and builds or updates
       indexes an interrupted ingest left behind, so re-running a killed ingest finishes the job.
+    - Page-image vectors (``page_vectors``) are child rows like the others, written before the
+      document row; every one of them was made by the collection's bound visual encoder
+      (``bind_visual``), which only ``docsight reindex --visual`` changes (dropping them first).
     - Reads and searches only ever return rows of committed documents.
     - ``delete_document`` removes the document row first, then its children.
     - Searches take an optional set of document ids as a pre-filter.
@@ -167,6 +201,10 @@ class Store(Protocol):
 
     def bind_encoder(self, fingerprint: str, dim: int) -> None: ...
 
+    def visual_binding(self) -> VisualBinding | None: ...
+
+    def bind_visual(self, binding: VisualBinding) -> None: ...
+
     def has_document(self, doc_id: str) -> DocumentInfo | None: ...
 
     def list_documents(self) -> list[DocumentInfo]: ...
@@ -183,6 +221,7 @@ class Store(Protocol):
         chunker: str,
         graph: GraphBundle | None = None,
         source: Path | None = None,
+        page_vectors: PageVectors | None = None,
     ) -> DocumentInfo: ...
 
     def delete_document(self, doc_id: str) -> None: ...
@@ -231,6 +270,10 @@ class Store(Protocol):
 
     def vector_search(
         self, vector: np.ndarray, limit: int, doc_ids: Sequence[str] | None = None
+    ) -> list[ChannelHit]: ...
+
+    def page_vector_search(
+        self, query: np.ndarray, limit: int, doc_ids: Sequence[str] | None = None
     ) -> list[ChannelHit]: ...
 
     def recover(self) -> int: ...

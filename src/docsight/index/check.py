@@ -21,14 +21,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from docsight.errors import SchemaVersionError, StoreError
-from docsight.index import repair
+from docsight.index import repair, visual
 from docsight.index import schema as S
 from docsight.index.base import CheckProblem, CheckReport
 
 if TYPE_CHECKING:
     from docsight.index.lance import LanceStore
 
-CHILDREN = ("pages", "elements", "chunks", "nodes", "graphs", "assets")
+CHILDREN = ("pages", "elements", "chunks", "nodes", "graphs", "assets", "page_vectors")
 #: Child tables whose rows the document row counts (assets are checked by reference instead).
 _COUNTED = ("pages", "elements", "chunks", "nodes")
 _EXAMPLES = 3
@@ -108,6 +108,7 @@ class _Checker:
             if name in readable:
                 self._indexes(name, readable[name], sum(children[name].values()))
         self._graphs(documents, children)
+        visual.check_rows(self, readable, documents)
         return self.report
 
     # --- damage ---------------------------------------------------------------------------------
@@ -180,6 +181,7 @@ class _Checker:
         encoder = manifest.get("encoder") or {}
         self.report.encoder = encoder.get("fingerprint")
         self.report.dim = encoder.get("dim")
+        self.report.visual = visual.binding(self.store)
         if self.store.manifest_problem:
             known = "its encoder" if self.report.encoder else "its schema version (not the encoder)"
             self.problem(
@@ -192,6 +194,8 @@ class _Checker:
 
     def _schema(self, name: str, table: Any) -> bool:
         """Whether the table has this schema version's layout (and can be checked further)."""
+        if name == visual.PAGE_VECTORS:
+            return visual.check_schema(self, table)
         if name in ("chunks", "nodes"):
             expected = S.chunks_schema(1) if name == "chunks" else S.nodes_schema(1)
             skip = {"vector"}

@@ -44,10 +44,13 @@ from docsight.index.base import (
     DocumentInfo,
     NodeHit,
     PageIndex,
+    PageVectors,
 )
 from docsight.index.guard import guard
 from docsight.index.renders import Renderer
 from docsight.index.sources import SourceFiles, render_asset, stored_source
+from docsight.index.visual import PageVectorMethods
+from docsight.index.visual import write as write_page_vectors
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +67,7 @@ _FTS_OPTIONS = dict(
 )
 _MAX_IN_LIST = 500  # ids per IN (...) filter; longer lists are split
 #: Tables whose rows belong to one document each (the documents row commits them).
-CHILD_TABLES = ("chunks", "nodes", "graphs", "elements", "pages", "assets")
+CHILD_TABLES = ("chunks", "nodes", "graphs", "elements", "pages", "assets", "page_vectors")
 #: Tables with a full-text index on ``text``.
 _TEXT_TABLES = ("chunks", "pages", "nodes")
 #: Content graphs kept in memory per store, by document id (they never change once committed).
@@ -84,7 +87,7 @@ def _batches(values: Sequence[str], size: int = _MAX_IN_LIST) -> Iterable[Sequen
         yield values[start : start + size]
 
 
-class LanceStore:
+class LanceStore(PageVectorMethods):
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -146,10 +149,11 @@ class LanceStore:
                 manifest = repair.rebuilt_manifest(self)
             if manifest is not None:
                 version = manifest.get("schema_version")
-                if version != S.STORE_SCHEMA_VERSION:
+                if version not in S.READABLE_SCHEMA_VERSIONS:
                     raise SchemaVersionError(
                         f"{self.path} was written with store schema v{version}; this version of "
-                        f"docsight reads v{S.STORE_SCHEMA_VERSION}. "
+                        f"docsight reads v{S.READABLE_SCHEMA_VERSIONS[0]} to "
+                        f"v{S.STORE_SCHEMA_VERSION}. "
                         "Re-ingest into a new collection."
                     )
                 self._manifest = manifest
@@ -159,7 +163,10 @@ class LanceStore:
 
     def _write_manifest(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(self._read_manifest(), indent=2)
+        manifest = self._read_manifest()
+        # An older readable version takes this version's number at its first write (v5 → v6).
+        manifest["schema_version"] = S.STORE_SCHEMA_VERSION
+        text = json.dumps(manifest, indent=2)
         tmp = self.path / (MANIFEST + ".tmp")
         tmp.write_text(text)
         os.replace(tmp, self.path / MANIFEST)  # atomic: readers see the old or the new file
@@ -329,9 +336,11 @@ class LanceStore:
         chunker: str,
         graph: GraphBundle | None = None,
         source: Path | None = None,
+        page_vectors: PageVectors | None = None,
     ) -> DocumentInfo:
         """Write a document; with ``source`` (its file), images with a render recipe are kept
-        as recipes over a copy of the file instead of as pixels."""
+        as recipes over a copy of the file instead of as pixels; ``page_vectors`` (its page
+        images' vectors, from the bound visual encoder) are written before the commit too."""
         doc = parsed.document
         dim = self._dim()
         if len(vectors) and vectors.shape[1] != dim:
@@ -356,6 +365,8 @@ class LanceStore:
                 nodes = table.num_rows
                 self._upsert("nodes", table, S.nodes_schema(dim))
                 self._upsert("graphs", [S.graph_row(graph.graph)], S.GRAPHS)
+            if page_vectors is not None:
+                write_page_vectors(self, doc.id, page_vectors)
             row = S.document_row(parsed, len(chunks), chunker, n_nodes=nodes)
             self._upsert("documents", [row], S.DOCUMENTS)
             try:
@@ -789,7 +800,17 @@ guard(
         "graph_references",
         "node_text_search",
         "node_vector_search",
+        "page_vector_search",
+        "page_vector_count",
+        "visual_binding",
         "stats",
     ),
-    writes=("bind_encoder", "put_document", "delete_document", "recover", "optimize"),
+    writes=(
+        "bind_encoder",
+        "bind_visual",
+        "put_document",
+        "delete_document",
+        "recover",
+        "optimize",
+    ),
 )

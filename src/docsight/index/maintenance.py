@@ -111,6 +111,9 @@ def optimize(store: LanceStore) -> list[str]:
             has_vector_index = any(_is_vector_index(i) for i in chunks.list_indices())
             if not has_vector_index and chunks.count_rows() >= store.vector_index_min_rows:
                 store._create_vector_index(chunks)
+        from docsight.index.visual import ensure_index
+
+        ensure_index(store)  # page vectors' doc_id, if a write could not build it
         for name in ("documents", *CHILD_TABLES):
             table = store._table(name)
             if table is None:

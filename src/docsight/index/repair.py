@@ -343,6 +343,11 @@ def _rebuild_index(store: LanceStore, damage: TableDamage) -> str:
     table = store._connect().open_table(damage.table)
     if damage.index_type == "FTS":
         store._create_text_index(table)
+    elif str(damage.index_type).upper() == "BTREE":  # page_vectors' doc_id (index.visual)
+        from docsight.index.visual import ensure_index
+
+        store._forget_tables()
+        ensure_index(store, replace=True)
     else:
         store._create_vector_index(table, replace=True)
     return f"rebuilt the {damage.index_type} index of table {damage.table} from its rows"
@@ -388,7 +393,7 @@ def rebuilt_manifest(store: LanceStore) -> dict[str, Any]:
     backup = store.path / RECOVERY_DIR / "collection.json"
     with contextlib.suppress(OSError, ValueError):
         data = json.loads(backup.read_text())
-        if isinstance(data, dict) and data.get("schema_version") == S.STORE_SCHEMA_VERSION:
+        if isinstance(data, dict) and data.get("schema_version") in S.READABLE_SCHEMA_VERSIONS:
             return data
     return {"schema_version": S.STORE_SCHEMA_VERSION, "encoder": None}
 

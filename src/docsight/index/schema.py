@@ -1,7 +1,9 @@
 """Arrow schemas of the collection tables and conversions between rows and models.
 
 Bump ``STORE_SCHEMA_VERSION`` whenever a table's layout changes; collections written with another
-version are refused with a clear error rather than misread.
+version are refused with a clear error rather than misread, except the versions in
+``READABLE_SCHEMA_VERSIONS``, whose tables are a subset of this version's (they are read as they
+are and take this version number at their next write).
 """
 
 from __future__ import annotations
@@ -21,8 +23,12 @@ from docsight.graph.build import GraphBundle
 from docsight.graph.model import ContentGraph, GraphReferences, Reference
 
 #: 2: page labels and text, chunk images, chunker per document; 3: hidden; 4: content graph;
-#: 5: page images and crops of PDFs and image files kept as recipes over the stored source file
-STORE_SCHEMA_VERSION = 5
+#: 5: page images and crops of PDFs and image files kept as recipes over the stored source file;
+#: 6: page-image vectors of the visual channel (a new table, ``page_vectors``)
+STORE_SCHEMA_VERSION = 6
+#: A v5 collection is a v6 collection without page-image vectors: nothing in it reads otherwise.
+#: (A docsight that reads v5 only refuses v6, which may hold rows it would not delete or check.)
+READABLE_SCHEMA_VERSIONS = (5, 6)
 
 _BBOX = pa.list_(pa.float32(), 4)
 _IDS = pa.list_(pa.string())
@@ -150,6 +156,47 @@ def chunks_schema(dim: int) -> pa.Schema:
             pa.field("image_ids", _IDS),
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ]
+    )
+
+
+def page_vectors_schema(kind: str, dim: int) -> pa.Schema:
+    """Page-image vectors (``visual`` channel): one row per page image, keyed ``doc_id:page``.
+    ``single``: one vector; ``multi``: a Lance multivector (one vector per image token),
+    searched by MaxSim."""
+    vector = pa.list_(pa.float32(), dim)
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("doc_id", pa.string()),
+            pa.field("page", pa.int32()),
+            pa.field("vector", vector if kind == "single" else pa.list_(vector)),
+        ]
+    )
+
+
+def page_vector_table(
+    doc_id: str, pages: Sequence[int], vectors: Any, kind: str, dim: int
+) -> pa.Table:
+    """Rows for ``pages`` of a document, built from numpy without a detour through Python lists
+    (a late-interaction page is a thousand vectors)."""
+    if kind == "single":
+        matrix = np.asarray(vectors, dtype=np.float32).reshape(len(pages), dim)
+        column: pa.Array = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dim)
+    else:
+        mats = [np.asarray(v, dtype=np.float32).reshape(-1, dim) for v in vectors]
+        offsets = np.zeros(len(mats) + 1, dtype=np.int32)
+        offsets[1:] = np.cumsum([len(m) for m in mats])
+        flat = np.concatenate(mats).reshape(-1) if mats else np.zeros(0, dtype=np.float32)
+        inner = pa.FixedSizeListArray.from_arrays(pa.array(flat), dim)
+        column = pa.ListArray.from_arrays(pa.array(offsets), inner)
+    return pa.table(
+        {
+            "id": [f"{doc_id}:{p}" for p in pages],
+            "doc_id": [doc_id] * len(pages),
+            "page": pa.array(list(pages), pa.int32()),
+            "vector": column,
+        },
+        schema=page_vectors_schema(kind, dim),
     )
 
 

@@ -191,6 +191,8 @@ def collection_stats(store: LanceStore) -> CollectionStats:
         size_bytes=sum(sizes.values()),
         indexes=indexes,
         sizes=sizes,
+        visual=store.visual_binding(),
+        page_vectors=count("page_vectors"),
     )
 
 

@@ -26,9 +26,11 @@ import numpy as np
 
 from docsight.document.ids import bytes_sha256, document_id_from_sha256
 from docsight.encoders.base import Encoder
+from docsight.encoders.visual import VisualEncoder
 from docsight.errors import DocsightError, IngestError, LimitExceededError
 from docsight.graph import make_graph
 from docsight.index.base import DocumentInfo, Store
+from docsight.index.visual import document_page_vectors
 from docsight.ingest.chunking import Chunker
 from docsight.ingest.progress import ProgressCallback, ProgressTracker
 from docsight.ingest.report import FileOutcome, IngestInterrupted, IngestReport
@@ -116,10 +118,13 @@ class IngestPipeline:
         context: ParseContext | None = None,
         worker_setup: WorkerSetup | None = None,
         chat: object | None = None,
+        visual: Callable[[], VisualEncoder] | None = None,
     ) -> None:
         self.store = store
         #: The chat model that writes graph summaries (``None``: extractive summaries).
         self.chat = chat
+        #: The visual encoder that embeds page images (``None``: none configured).
+        self._visual = visual
         self._encoder = encoder  # loaded on the first file that needs embedding
         self.chunker = chunker
         self.settings = settings
@@ -260,7 +265,8 @@ class IngestPipeline:
         slot = _Slot(FileOutcome(path=str(path), status="failed", name=path.name))
         outcome = slot.outcome
         try:
-            self._check(path, slot, by_sha)
+            with _Stopwatch(outcome.timings)("read"):
+                self._check(path, slot, by_sha)
         except Exception as exc:
             _record_failure(outcome, exc, path)
             slot.job = None
@@ -388,6 +394,13 @@ class IngestPipeline:
             encoder = self._encoder()
             vectors = _embed([c.text for c in chunks], encoder)
         self.store.bind_encoder(encoder.fingerprint, encoder.dim)
+        page_vectors = None
+        if self._visual is not None:
+            # Page images beside the text, in this process; stored in the same commit.
+            with clock("embed_pages"):
+                page_vectors = document_page_vectors(
+                    parsed, self._visual(), self.store, self.settings.visual
+                )
 
         graph = None
         if chunks:
@@ -410,7 +423,13 @@ class IngestPipeline:
             # The file goes with it: page images are made from it when they are asked for.
             source = Path(slot.job.path) if slot.job is not None else None
             info = self.store.put_document(
-                parsed, chunks, vectors, self._chunker_id(), graph, source=source
+                parsed,
+                chunks,
+                vectors,
+                self._chunker_id(),
+                graph,
+                source=source,
+                page_vectors=page_vectors,
             )
             # The new version is committed, and from here every read sees it alone: the store
             # hides older versions of the same source until they are removed, and if the
@@ -482,7 +501,10 @@ def _record_failure(outcome: FileOutcome, exc: BaseException, path: Path) -> Non
 
 
 class _Stopwatch:
-    """Accumulates wall time per stage into a dict: ``with clock("parse"): ...``."""
+    """Accumulates wall time per stage into a dict: ``with clock("parse"): ...``; and the
+    process's CPU time as ``<stage>.cpu`` (the encoder runs on onnxruntime's threads, which the
+    calling thread's clock would miss; the supervisor's reader thread is counted too, a small
+    share next to embedding)."""
 
     def __init__(self, into: dict[str, float]) -> None:
         self.into = into
@@ -490,7 +512,10 @@ class _Stopwatch:
     @contextmanager
     def __call__(self, stage: str) -> Iterator[None]:
         started = time.perf_counter()
+        cpu = time.process_time()
         try:
             yield
         finally:
             self.into[stage] = round(self.into.get(stage, 0.0) + time.perf_counter() - started, 4)
+            cpu_key = f"{stage}.cpu"
+            self.into[cpu_key] = round(self.into.get(cpu_key, 0.0) + time.process_time() - cpu, 4)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from docsight._registry import Registry
 from docsight.encoders.base import Encoder
+from docsight.encoders.visual import VisualEncoder
 from docsight.index.base import Store
 from docsight.retrieval.channels import Retriever
 from docsight.retrieval.fusion import reciprocal_rank_fusion
@@ -40,17 +41,33 @@ RETRIEVERS.register(
     description="evolved chunk vectors of the content graph",
 )
 
+RETRIEVERS.register(
+    "visual",
+    "docsight.retrieval.visual:VisualRetriever",
+    description="page images, by the visual encoder (DOCSIGHT_VISUAL_BACKEND)",
+)
+
 # Channels that need the encoder receive a zero-argument callable returning it.
 _NEEDS_ENCODER = {"dense", "tree", "graph"}
+_NEEDS_VISUAL = {"visual"}
 
 
 def create_retrievers(
-    names: Sequence[str], store: Store, encoder: Callable[[], Encoder]
+    names: Sequence[str],
+    store: Store,
+    encoder: Callable[[], Encoder],
+    visual: Callable[[], VisualEncoder | None] | None = None,
 ) -> list[Retriever]:
+    """``visual``: the visual encoder (or ``None`` when none is configured) for ``visual``."""
     retrievers: list[Retriever] = []
     for name in names:
         factory = RETRIEVERS.load(name)
-        retrievers.append(factory(store, encoder) if name in _NEEDS_ENCODER else factory(store))
+        if name in _NEEDS_ENCODER:
+            retrievers.append(factory(store, encoder))
+        elif name in _NEEDS_VISUAL:
+            retrievers.append(factory(store, visual or (lambda: None)))
+        else:
+            retrievers.append(factory(store))
     return retrievers
 
 

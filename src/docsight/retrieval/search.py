@@ -78,7 +78,11 @@ class HybridSearcher:
         }
         scoped = [r for r in self.retrievers if r.scoped]
         if scoped:
-            scope = list(doc_ids) if doc_ids else self._top_documents(results)
+            # With no other channel to choose documents (a scoped channel alone, as in an
+            # ablation), a scoped channel searches the filter, or everything.
+            scope = (
+                list(doc_ids) if doc_ids else (self._top_documents(results) if results else doc_ids)
+            )
             for r in scoped:
                 results[r.name] = r.retrieve(query, limit, scope)
         return results

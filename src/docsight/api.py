@@ -634,6 +634,7 @@ class DocSight:
     def _source_images(self, sources: Sequence[Source], limit: int) -> list[tuple[int, bytes]]:
         """Up to ``limit`` images of ``sources``, best-ranked first: the figure crops a source
         carries, else the render of its page; each page or crop once."""
+        settings = self.settings.answer
         shown: list[tuple[int, bytes]] = []
         seen: set[str] = set()
         pages: dict[str, Document] = {}
@@ -652,9 +653,9 @@ class DocSight:
                 if image_id in seen or len(shown) >= limit:
                     continue
                 seen.add(image_id)
-                asset = self.store.get_asset(image_id)
-                if asset is not None:
-                    shown.append((source.n, asset.data))
+                asset = self.store.get_asset(image_id, dpi=settings.image_dpi or None)
+                if asset is not None and asset.data:
+                    shown.append((source.n, _bounded_png(asset.data, settings.max_image_side)))
         return shown
 
     def _walk(self, sources: Sequence[Source]) -> list[Source]:
@@ -769,6 +770,21 @@ class DocSight:
             log.warning("%s", warning)
         _require_words(cleaned)
         return cleaned
+
+
+def _bounded_png(data: bytes, max_side: int) -> bytes:
+    """The image as it is when its longest side is within ``max_side``, else scaled down."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        if max(image.size) <= max_side:
+            return data
+        image.thumbnail((max_side, max_side))
+        out = io.BytesIO()
+        image.save(out, format="PNG")
+        return out.getvalue()
 
 
 def _require_words(question: str) -> None:

@@ -427,6 +427,11 @@ class AnswerSettings(_Settings):
     #: Page renders and figure crops shown to a vision model (``DOCSIGHT_VLM_*``) with the
     #: sources, best-ranked sources first.
     max_images: int = Field(default=4, ge=0, le=32)
+    #: Resolution those images are rendered at from a kept PDF (0: as ingestion rendered them,
+    #: ``DOCSIGHT_PARSE_RENDER_DPI``); small print needs more than 96 dpi to be read.
+    image_dpi: int = Field(default=0, ge=0, le=600)
+    #: Longest side, in pixels, of an image sent to the vision model (larger ones are scaled).
+    max_image_side: int = Field(default=1600, ge=64, le=8192)
 
 
 Stream = Literal["A", "B", "C"]

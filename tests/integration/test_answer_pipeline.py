@@ -105,3 +105,24 @@ def test_offline_answers_stream_no_words(demo_collection: Path) -> None:
     heard: list[str] = []
     answer = DocSight(demo_collection).ask(REVENUE, on_token=lambda p, d: heard.append(p))
     assert answer.answerable and heard == []
+
+
+def test_pages_are_rendered_again_at_the_asked_resolution_within_bounds(
+    demo_collection: Path,
+) -> None:
+    def sizes(settings: Settings) -> list[tuple[int, int]]:
+        vision = ScriptedChat(default="Revenue was 468.5 million [1].")
+        DocSight(demo_collection, settings=settings, vision=vision).ask(REVENUE)
+        return [Image.open(io.BytesIO(png)).size for png in images_in(vision.calls[0])]
+
+    stored = sizes(Settings())
+    sharper_settings = Settings()
+    sharper_settings.answer.image_dpi = 192  # twice the 96 dpi of ingestion
+    sharper_settings.answer.max_image_side = 4000
+    sharper = sizes(sharper_settings)
+    assert len(sharper) == len(stored)
+    assert all(abs(s[0] - 2 * b[0]) <= 2 for s, b in zip(sharper, stored, strict=True))
+    bounded_settings = Settings()
+    bounded_settings.answer.image_dpi = 192
+    bounded_settings.answer.max_image_side = 500
+    assert all(max(size) <= 500 for size in sizes(bounded_settings))

@@ -452,7 +452,7 @@ class LanceStore(PageVectorMethods):
             )
         return document
 
-    def get_asset(self, asset_id: str) -> Asset | None:
+    def get_asset(self, asset_id: str, *, dpi: float | None = None) -> Asset | None:
         table = self._table("assets")
         if table is None:
             return None
@@ -460,7 +460,7 @@ class LanceStore(PageVectorMethods):
         if not rows or rows[0]["doc_id"] not in self.committed_ids():
             return None
         asset = S.asset_from_row(rows[0])
-        return asset if asset.data or not asset.render else render_asset(self, asset)
+        return asset if asset.data or not asset.render else render_asset(self, asset, dpi=dpi)
 
     # --- chunks and search ---------------------------------------------------------------------
 

@@ -36,13 +36,20 @@ class Renderer:
         self._cached = 0
         self._lock = threading.Lock()
 
-    def render(self, asset: Asset, source: Path, media_type: str) -> Asset:
-        """``asset`` with its image made from ``source``; raises :class:`StoreError` naming
-        the asset when the file cannot be read or rendered."""
-        data = self._get(asset.id)
+    def render(
+        self, asset: Asset, source: Path, media_type: str, *, dpi: float | None = None
+    ) -> Asset:
+        """``asset`` with its image made from ``source`` (at ``dpi`` rather than as ingestion
+        rendered it, for a PDF page or crop, when given); raises :class:`StoreError` naming the
+        asset when the file cannot be read or rendered."""
+        recipe = asset.render or {}
+        if dpi and media_type == "application/pdf" and recipe.get("scale"):
+            recipe = at_dpi(recipe, dpi)
+        key = asset.id if recipe is asset.render or not recipe else f"{asset.id}@{dpi:g}"
+        data = self._get(key)
         if data is None:
             try:
-                data = make_image(source, media_type, asset.render or {})
+                data = make_image(source, media_type, recipe)
             except StoreError:
                 raise
             except Exception as exc:
@@ -50,7 +57,7 @@ class Renderer:
                     f"the {asset.kind} image {asset.id[:12]} could not be made again from "
                     f"{source.name} ({type(exc).__name__}: {exc})"
                 ) from exc
-            self._put(asset.id, data)
+            self._put(key, data)
         return dataclasses.replace(asset, data=data)
 
     def _get(self, key: str) -> bytes | None:
@@ -73,6 +80,28 @@ class Renderer:
                 self._cached -= len(old)
 
 
+#: The most pixels a render at another resolution may have (a poster-sized page at 300 dpi
+#: would otherwise decode into gigabytes).
+MAX_RENDER_PIXELS = 40_000_000
+
+
+def at_dpi(recipe: dict[str, Any], dpi: float) -> dict[str, Any]:
+    """A PDF recipe rendering the same region at ``dpi``: the scale changes and the pixel crop
+    box scales with it, so a figure crop stays the same figure."""
+    factor = (dpi / 72.0) / float(recipe["scale"])
+    crop = recipe.get("crop")
+    if crop:
+        x0, y0, x1, y1 = (float(v) for v in crop)
+        area = (x1 - x0) * (y1 - y0) * factor * factor
+        if area > MAX_RENDER_PIXELS:
+            factor *= (MAX_RENDER_PIXELS / area) ** 0.5
+        crop = [round(x0 * factor), round(y0 * factor), round(x1 * factor), round(y1 * factor)]
+    scaled = dict(recipe, scale=float(recipe["scale"]) * factor)
+    if crop:
+        scaled["crop"] = crop
+    return scaled
+
+
 def make_image(source: Path, media_type: str, recipe: dict[str, Any]) -> bytes:
     """The PNG a recipe describes, from the source file."""
     if media_type == "application/pdf":
@@ -93,11 +122,15 @@ def _pdf_image(source: Path, recipe: dict[str, Any]) -> Any:
         document = pdfium.PdfDocument(str(source))
         try:
             page = document[int(recipe["page"])]
+            scale = float(recipe["scale"])
+            width, height = page.get_size()
+            if not recipe.get("crop") and width * height * scale * scale > MAX_RENDER_PIXELS:
+                scale = (MAX_RENDER_PIXELS / (width * height)) ** 0.5  # a poster-sized page
             margins = recipe.get("margins")
             if margins:
-                bitmap = page.render(scale=recipe["scale"], crop=tuple(margins))
+                bitmap = page.render(scale=scale, crop=tuple(margins))
             else:
-                bitmap = page.render(scale=recipe["scale"])
+                bitmap = page.render(scale=scale)
             image = bitmap.to_pil().convert("RGB")
         finally:
             document.close()

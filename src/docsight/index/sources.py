@@ -134,8 +134,9 @@ def stored_source(
     return str(row["sha256"]), str(row["media_type"])
 
 
-def render_asset(store: LanceStore, asset: Asset) -> Asset:
-    """An asset kept as a recipe, with its image made from the document's file."""
+def render_asset(store: LanceStore, asset: Asset, *, dpi: float | None = None) -> Asset:
+    """An asset kept as a recipe, with its image made from the document's file (at ``dpi``
+    instead of the recipe's resolution when given, for PDFs)."""
     found = stored_source(store, asset.doc_id)
     path = store.sources.find(*found) if found is not None else None
     if found is None or path is None:
@@ -143,7 +144,7 @@ def render_asset(store: LanceStore, asset: Asset) -> Asset:
             store.path,
             [f"the file of document {asset.doc_id[:12]}, kept to show its page images, is missing"],
         )
-    return store.renderer.render(asset, path, found[1])
+    return store.renderer.render(asset, path, found[1], dpi=dpi)
 
 
 def remove_orphans(store: LanceStore) -> int:

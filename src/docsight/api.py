@@ -707,7 +707,7 @@ class DocSight:
         answer = take_turn(
             conversation,
             question,
-            lambda text, doc_names: self.ask(
+            lambda text, doc_names, on_token: self.ask(
                 text,
                 doc_names=doc_names,
                 image=image,
@@ -719,6 +719,7 @@ class DocSight:
             budget=self.settings.llm.budget,
             doc_names=doc_names,
             on_step=on_step,
+            on_token=on_token,
         )
         sessions.save(conversation.id, conversation.model_dump_json(indent=1))
         return answer

@@ -148,3 +148,45 @@ def test_trace_steps_are_timed_in_order() -> None:
     assert [s.kind for s in trace.steps] == ["rewrite", "retrieve"]
     assert trace.steps[0].output == "What was revenue in 2023?"
     assert all(s.seconds >= 0 for s in trace.steps)
+
+
+def test_streamed_drafts_are_numbered_across_the_widened_second_ask() -> None:
+    from docsight.agents.answer import Answer
+    from docsight.agents.conversation import Conversation, Turn, take_turn
+
+    conversation = Conversation(
+        id="c1",
+        turns=[
+            Turn(
+                question="What was Northwind's revenue in 2024?",
+                standalone="What was Northwind's revenue in 2024?",
+                answer="468.5 [1]",
+                answerable=True,
+                documents=["northwind.pdf"],
+            )
+        ],
+    )
+    scopes: list[object] = []
+
+    def ask(question: str, doc_names: object, on_token: object) -> Answer:
+        scopes.append(doc_names)
+        on_token("words", 1)  # type: ignore[operator]  # each ask numbers its drafts from 1
+        answerable = doc_names is None
+        return Answer(
+            question=question,
+            answer="412.0" if answerable else "Not answerable",
+            answerable=answerable,
+            mode="llm",
+        )
+
+    heard: list[tuple[str, int]] = []
+    answer = take_turn(
+        conversation,
+        "And in 2023?",
+        ask,
+        chat=None,
+        budget=None,
+        on_token=lambda piece, draft: heard.append((piece, draft)),
+    )
+    assert scopes == [["northwind.pdf"], None] and answer.answerable
+    assert [d for _, d in heard] == [1, 2]  # the widened ask's words replace the first's

@@ -281,23 +281,35 @@ def take_turn(
     budget: float | None,
     doc_names: Sequence[str] | None = None,
     on_step: Callable[[Any], None] | None = None,
+    on_token: Callable[[str, int], None] | None = None,
 ) -> Any:
     """One turn: rewrite the follow-up, ask it (first within the documents the previous answer
     cited, then, if that finds nothing, across the collection), and append the turn to
-    ``conversation``. ``ask(question, doc_names=...)`` answers; returns its ``Answer``."""
+    ``conversation``. ``ask(question, doc_names=..., on_token=...)`` answers; returns its
+    ``Answer``. Streamed drafts are numbered across both asks, so the second one's words
+    replace the first's."""
     from docsight.agents.trace import Trace
 
     trace = Trace(on_step)
+    drafts = {"before": 0, "last": 0}
+
+    def numbered(piece: str, draft: int) -> None:
+        drafts["last"] = drafts["before"] + draft
+        if on_token is not None:
+            on_token(piece, drafts["last"])
+
+    stream = numbered if on_token is not None else None
     with trace.step("rewrite", question) as step:
         made = rewrite(question, conversation.turns, chat, budget)
         step.output = made.question
         step.by = "model" if made.by == "model" else "offline"
         step.tokens = made.tokens
     scope = list(doc_names) if doc_names else made.scope
-    answer = ask(made.question, doc_names=scope)
+    answer = ask(made.question, doc_names=scope, on_token=stream)
     if not answer.answerable and scope and not doc_names:
         # The previous answer's documents were only a first guess at the scope.
-        answer = ask(made.question, doc_names=None)
+        drafts["before"] = drafts["last"]
+        answer = ask(made.question, doc_names=None, on_token=stream)
     answer.warnings.extend(made.notes)
     answer.trace = trace.steps + answer.trace
     answer.question = question

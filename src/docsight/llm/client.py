@@ -290,15 +290,7 @@ class OpenAIChatClient:
         """One streamed completion: pieces go to ``on_token`` as they arrive. Failures before
         the first piece are retried like any request; once text has been shown, a failure ends
         the call (retrying would repeat what the reader already saw)."""
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": request["messages"],
-            "temperature": request["temperature"],
-            "max_tokens": request["max_tokens"],
-            "stream": True,
-        }
-        if request["stop"]:
-            kwargs["stop"] = request["stop"]
+        kwargs = self._kwargs(request) | {"stream": True}
         pieces: list[str] = []
         state: dict[str, Any] = {"finish": None, "model": None}
 
@@ -334,7 +326,8 @@ class OpenAIChatClient:
 
     # --- transport -----------------------------------------------------------------------------
 
-    def _create(self, request: dict[str, Any]) -> Any:
+    def _kwargs(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The SDK's arguments for a cached request's fields (JSON mode is added by the caller)."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": request["messages"],
@@ -343,6 +336,10 @@ class OpenAIChatClient:
         }
         if request["stop"]:
             kwargs["stop"] = request["stop"]
+        return kwargs
+
+    def _create(self, request: dict[str, Any]) -> Any:
+        kwargs = self._kwargs(request)
         with_format = request["response_format"] is not None and self._json_mode
         if with_format:
             kwargs["response_format"] = _JSON_OBJECT

@@ -10,9 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-#: Bounds that mirror the facade's (``DocSight.search``/``ask``); checked before any work starts.
-MAX_SEARCH_K = 1000
-MAX_ANSWER_K = 50
+# The facade's bounds of ``k`` (``DocSight.search``/``ask``), checked before any work starts.
+from docsight.api import MAX_ANSWER_K, MAX_SEARCH_K
+
 MAX_QUESTION_CHARS = 4000
 MAX_DOCUMENTS = 100
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import inspect
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
@@ -135,7 +134,7 @@ async def ask(request: Request, ds: DS, server: Server) -> Any:
         raise UsageError("k cannot be combined with session: a conversation chooses its own")
     answer_fn = _answerer(ds, body, image)
     if not body.stream:
-        answer, _ = await run_in_threadpool(answer_fn, None, None)
+        answer = await run_in_threadpool(answer_fn, None, None)
         return JSONResponse(answer.model_dump(mode="json"))
     keepalive: float = request.app.state.sse_keepalive_s
     return StreamingResponse(
@@ -143,71 +142,50 @@ async def ask(request: Request, ds: DS, server: Server) -> Any:
     )
 
 
-#: Answers a question: given a step callback and a token callback (or ``None``), returns the
-#: answer and whether the callbacks saw the steps live.
+#: Answers a question, telling the callbacks each trace step and each streamed word.
 StepFn = Callable[[TraceStep], None]
 TokenFn = Callable[[str, int], None]
-AnswerFn = Callable[[StepFn | None, TokenFn | None], tuple[Answer, bool]]
+AnswerFn = Callable[[StepFn | None, TokenFn | None], Answer]
 
 
 def _answerer(ds: DocSight, body: AskRequest, image: bytes | None) -> AnswerFn:
-    def answer(on_step: StepFn | None, on_token: TokenFn | None = None) -> tuple[Answer, bool]:
-        kwargs: dict[str, Any] = {"doc_names": body.documents, "image": image, "mode": body.mode}
-        method: Callable[..., Answer]
+    def answer(on_step: StepFn | None, on_token: TokenFn | None = None) -> Answer:
+        kwargs: dict[str, Any] = {
+            "doc_names": body.documents,
+            "image": image,
+            "mode": body.mode,
+            "on_step": on_step,
+            "on_token": on_token,
+        }
         if body.session is not None:
-            method = ds.chat
-            kwargs["session"] = None if body.session == "new" else body.session
-        else:
-            method = ds.ask
-            kwargs["k"] = body.k
-        live = on_step is not None and _takes(method, "on_step")
-        if live:
-            kwargs["on_step"] = on_step
-        if on_token is not None and _takes(method, "on_token"):
-            kwargs["on_token"] = on_token
-        return method(body.question, **kwargs), live
+            session = None if body.session == "new" else body.session
+            return ds.chat(body.question, session=session, **kwargs)
+        return ds.ask(body.question, k=body.k, **kwargs)
 
     return answer
 
 
-def _takes(method: Callable[..., Any], keyword: str) -> bool:
-    """Whether ``method`` accepts ``keyword`` (so live trace steps switch on by themselves
-    once the facade offers them)."""
-    try:
-        return keyword in inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 async def _answer_events(answer_fn: AnswerFn, keepalive: float) -> AsyncIterator[bytes]:
     """``step`` events as answering goes, ``token`` events while a model writes (``{"text",
-    "draft"}``: a run of tokens between two steps is one draft, and a new draft replaces the
-    words shown so far), then ``answer`` and ``done``; ``error`` instead when it fails.
-    Answering runs in a thread; its events cross to this loop through a queue."""
+    "draft"}``: drafts are numbered by answering, and a new draft replaces the words shown so
+    far), then ``answer`` and ``done``; ``error`` instead when it fails. Answering runs in a
+    thread; its events cross to this loop through a queue."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-    drafts = {"n": 0, "open": False}
 
     def on_step(step: TraceStep) -> None:
-        drafts["open"] = False
         loop.call_soon_threadsafe(queue.put_nowait, ("step", step.model_dump(mode="json")))
 
-    def on_token(piece: str, _draft: int) -> None:
-        if not drafts["open"]:
-            drafts["n"] += 1
-            drafts["open"] = True
-        event = ("token", {"text": piece, "draft": drafts["n"]})
+    def on_token(piece: str, draft: int) -> None:
+        event = ("token", {"text": piece, "draft": draft})
         loop.call_soon_threadsafe(queue.put_nowait, event)
 
     def work() -> None:
         try:
-            answer, live = answer_fn(on_step, on_token)
+            answer = answer_fn(on_step, on_token)
         except BaseException as exc:  # reported in the stream, never raised into the executor
             loop.call_soon_threadsafe(queue.put_nowait, ("error", error_json(exc)))
             return
-        if not live:  # the facade had no live steps: send the trace now, in order
-            for step in answer.trace:
-                on_step(step)
         loop.call_soon_threadsafe(queue.put_nowait, ("answer", answer.model_dump(mode="json")))
 
     loop.run_in_executor(None, work)

@@ -224,3 +224,30 @@ def test_each_mode_runs_end_to_end_with_the_local_model(
     called = [s for s in answer.trace if s.by == "model"]
     assert called or answer.warnings  # the model did a step, or its faults were reported
     assert {c.n for c in answer.citations} <= {s.n for s in answer.sources}
+
+
+def test_the_answer_step_carries_the_tokens_its_model_call_spent(demo_collection: Path) -> None:
+    chat = ScriptedChat([cite_passage_with("three-year warranty")])
+    answer = DocSight(demo_collection, chat=chat).ask("How long is the warranty?", mode="fast")
+    (step,) = [s for s in answer.trace if s.kind == "answer"]
+    prompt = sum(len(str(m.get("content", ""))) for m in chat.calls[0])
+    # The scripted model reports usage as an endpoint would; the step carries exactly that.
+    reply = len("three-year warranty [1].")
+    assert step.by == "model" and step.tokens == prompt // 4 + 1 + reply // 4 + 1
+    # Offline, no model was asked and nothing is counted.
+    offline = DocSight(demo_collection).ask("How long is the warranty?", mode="fast")
+    assert sum(s.tokens for s in offline.trace) == 0
+
+
+def test_tokens_are_estimated_when_the_endpoint_reports_none() -> None:
+    from docsight.agents.llm_answerer import IMAGE_TOKENS, tokens_spent
+    from docsight.llm.base import ChatResult
+
+    reply = ChatResult(text="x" * 40, model="m", cached=False, finish_reason="stop")
+    messages: list[Message] = [
+        {"role": "system", "content": "y" * 400},
+        {"role": "user", "content": [{"type": "text", "text": "z" * 160}, {"type": "image_url"}]},
+    ]
+    assert tokens_spent(messages, reply) == (40 + 400 + 160) // 4 + 1 + IMAGE_TOKENS
+    reported = ChatResult("x", "m", False, "stop", usage={"total_tokens": 7})
+    assert tokens_spent(messages, reported) == 7

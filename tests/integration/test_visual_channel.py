@@ -229,6 +229,11 @@ def test_another_visual_encoder_is_refused_until_reindex(
     assert result.exit_code == 0, result.output
     assert "visual encoder" in result.stdout and "fake-single" in result.stdout
     assert "3 page vectors" in result.stdout
+    # info names how the chunking and the page images combine (MM-BizRAG's variants).
+    paged = runner.invoke(
+        app, ["-c", str(collection), "info", "--json"], env={"DOCSIGHT_CHUNK_STRATEGY": "page"}
+    )
+    assert "PCMHE" in json.loads(paged.stdout)["chunking"], paged.output
     result = runner.invoke(app, ["-c", str(collection), "reindex", "--visual"])
     assert result.exit_code == 0 and "already had theirs" in result.stdout, result.output
     assert runner.invoke(app, ["-c", str(collection), "reindex"]).exit_code == 2

@@ -13,7 +13,7 @@ from typing import Any
 
 from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence
-from docsight.llm.base import ChatModel, Message, image_part
+from docsight.llm.base import ChatModel, ChatResult, Message, image_part
 from docsight.settings import AnswerSettings
 
 SYSTEM_PROMPT = """You answer questions about documents using only the numbered sources provided.
@@ -102,12 +102,37 @@ def is_refusal(text: str) -> bool:
     return not lowered or any(marker in lowered[:200] for marker in _REFUSALS)
 
 
+#: Tokens counted for an image shown to a vision model when the endpoint reports no usage.
+IMAGE_TOKENS = 800
+
+
+def tokens_spent(messages: Sequence[Message], result: ChatResult) -> int:
+    """The call's tokens as the endpoint reported them; estimated (about four characters a
+    token, ``IMAGE_TOKENS`` an image) when it reported none, as streamed replies often do."""
+    if result.usage.get("total_tokens"):
+        return result.usage["total_tokens"]
+    if result.usage.get("prompt_tokens") or result.usage.get("completion_tokens"):
+        return result.usage.get("prompt_tokens", 0) + result.usage.get("completion_tokens", 0)
+    chars, images = len(result.text), 0
+    for message in messages:
+        content = message.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for part in parts:
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                images += 1
+            elif isinstance(part, dict):
+                chars += len(str(part.get("text") or ""))
+    return chars // 4 + 1 + images * IMAGE_TOKENS
+
+
 class LLMAnswerer:
     mode = "llm"
 
     def __init__(self, chat: ChatModel, settings: AnswerSettings) -> None:
         self.chat = chat
         self.settings = settings
+        #: Model tokens the last ``answer`` spent (0 when it made no call).
+        self.tokens = 0
 
     def answer(
         self,
@@ -119,6 +144,7 @@ class LLMAnswerer:
     ) -> Answer:
         """``images``: ``(source number, PNG)`` pairs for a vision model to see; ``on_token``
         hears the model's words as they stream (before citations are checked)."""
+        self.tokens = 0
         base = Answer.not_answerable(question, "llm", sources, evidence.score, self.chat.model)
         if not sources or evidence.score < self.settings.min_evidence:
             return base
@@ -126,6 +152,7 @@ class LLMAnswerer:
         result = (
             self.chat.chat(messages, on_token=on_token) if on_token else self.chat.chat(messages)
         )
+        self.tokens = 0 if result.cached else tokens_spent(messages, result)
         text, cited, removed = check_citations(result.text, {s.n for s in sources})
         warnings: list[str] = []
         if removed:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 from docsight.agents.answer import CITATION_MARKER as _MARKER
 from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence
+from docsight.agents.llm_answerer import IMAGE_TOKENS
 from docsight.agents.plan import Plan, PlanError, decompose, kahn_order, plan_with_model
 from docsight.agents.question import read_intent
 from docsight.agents.trace import Trace
@@ -131,10 +132,6 @@ _INSPECT = (
 )
 
 
-#: Tokens counted for an image shown to a vision model.
-_IMAGE_TOKENS = 800
-
-
 def inspect(
     question: str, sources: Sequence[Source], tools: Tools, budget: Budget
 ) -> tuple[Verdict, str]:
@@ -149,7 +146,7 @@ def inspect(
             for n, png in pictures:
                 content += [{"type": "text", "text": f"Image of passage [{n}]:"}, image_part(png)]
         # An image costs about as much as a page of text (a rough, endpoint-independent figure).
-        budget.spend(_INSPECT + prompt, tokens=len(pictures) * _IMAGE_TOKENS)
+        budget.spend(_INSPECT + prompt, tokens=len(pictures) * IMAGE_TOKENS)
         try:
             verdict = tools.chat.chat_json(
                 [{"role": "system", "content": _INSPECT}, {"role": "user", "content": content}],
@@ -236,7 +233,7 @@ def run_agent(question: str, tools: Tools, trace: Trace) -> Answer:
     with trace.step("answer", question) as step:
         answer = tools.answer(question, sources, tools.evidence(question, sources))
         step.by = "model" if answer.mode == "llm" else "offline"
-        step.tokens = budget.spent
+        step.tokens += budget.spent
     if not answer.answerable and first is not None:
         # The wider reading lost the answer the first reading found: keep the first.
         answer = first
@@ -303,7 +300,7 @@ def run_plan(question: str, tools: Tools, trace: Trace) -> Answer:
     with trace.step("answer", question) as step:
         final = _combine(question, plan, answers, tools, budget)
         step.by = "model" if final.mode == "llm" else "offline"
-        step.tokens = budget.spent
+        step.tokens += budget.spent
     final.warnings = warnings + final.warnings
     return final
 

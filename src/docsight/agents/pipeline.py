@@ -84,7 +84,7 @@ def answer_question(
     asked = asked or question
     strategy = choose_strategy(question, mode, settings.answer.mode)
     trace = Trace(on_step)
-    answering = _Answering(ports, settings, on_token)
+    answering = _Answering(ports, settings, trace, on_token)
 
     def answer_once(query: str, sources: Sequence[Source], evidence: Evidence) -> Answer:
         return answering.answer(asked if query == question else query, sources, evidence)
@@ -158,10 +158,12 @@ class _Answering:
         self,
         ports: Ports,
         settings: Settings,
+        trace: Trace,
         on_token: Callable[[str, int], None] | None = None,
     ) -> None:
         self.ports = ports
         self.settings = settings
+        self.trace = trace
         self.on_token = on_token
         self.drafts = 0
         self.chat = ports.chat()
@@ -209,10 +211,9 @@ class _Answering:
             def stream(piece: str) -> None:
                 sink(piece, draft)
 
+        writer = LLMAnswerer(model, self.settings.answer)
         try:
-            return LLMAnswerer(model, self.settings.answer).answer(
-                question, sources, evidence, images=pictures, on_token=stream
-            )
+            return writer.answer(question, sources, evidence, images=pictures, on_token=stream)
         except LLMError as exc:
             fallback = offline.answer(question, sources, evidence)
             fallback.warnings.append(
@@ -220,6 +221,10 @@ class _Answering:
                 "this is an extractive answer instead"
             )
             return fallback
+        finally:
+            # The step that asked for this answer (``answer``, or a mode's ``inspect``/``read``)
+            # carries its cost, so a trace's tokens add up to what the models were sent.
+            self.trace.charge(writer.tokens)
 
 
 __all__ = ["MODES", "Ports", "answer_question", "choose_strategy", "make_inert"]

@@ -41,14 +41,24 @@ class Trace:
     def __init__(self, listener: Callable[[TraceStep], None] | None = None) -> None:
         self.steps: list[TraceStep] = []
         self.listener = listener
+        # Steps still running, innermost last: a model call made deep inside a step (the
+        # answerer's, within ``inspect`` or ``read``) is charged to the step that made it.
+        self._open: list[TraceStep] = []
+
+    def charge(self, tokens: int) -> None:
+        """Add a model call's tokens to the innermost running step (none running: dropped)."""
+        if self._open and tokens > 0:
+            self._open[-1].tokens += tokens
 
     @contextmanager
     def step(self, kind: StepKind, input: str = "") -> Iterator[TraceStep]:
         record = TraceStep(kind=kind, input=input)
         started = time.perf_counter()
+        self._open.append(record)
         try:
             yield record
         finally:
+            self._open.remove(record)
             record.seconds = round(time.perf_counter() - started, 4)
             self.steps.append(record)
             if self.listener is not None:

@@ -231,6 +231,8 @@ def info(collection: CollectionOption = None, as_json: JsonOption = False) -> No
 
 
 def _configuration(settings: Any) -> dict[str, str]:
+    from docsight.retrieval.visual import chunking_variant
+
     llm, vlm = settings.llm, settings.vlm
     if llm.enabled:
         where = llm.base_url or "https://api.openai.com/v1"
@@ -249,7 +251,7 @@ def _configuration(settings: Any) -> dict[str, str]:
         if vlm.enabled
         else "none (offline descriptions; DOCSIGHT_VLM_MODEL sets one)",
         "embedding backend": settings.embed.backend,
-        "chunking": settings.chunk.strategy,
+        "chunking": chunking_variant(settings.chunk.strategy, settings.visual.backend),
         "retrieval channels": ", ".join(settings.retrieval.channels),
     }
 

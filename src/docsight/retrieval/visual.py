@@ -86,3 +86,26 @@ def visual_channels(
 
         raise ConfigurationError(mismatch_message(store.path, bound, encoder.fingerprint))
     return out if listed else [*out, "visual"]
+
+
+def chunking_variant(strategy: str, visual_backend: str) -> str:
+    """How the chunking strategy and the page images combine, named after MM-BizRAG's variants
+    (``docsight info`` shows it). Page images are always their own channel, fused by rank:
+    docsight has no joint text-and-image embedding of one unit."""
+    if visual_backend == "none":
+        return f"{strategy} (text only: no visual encoder, page images are not embedded)"
+    if strategy == "page":
+        return (
+            "page, with page images (PCMHE: page-text chunks and page-image vectors ranked "
+            "separately, fused by reciprocal rank)"
+        )
+    if strategy == "interleaved":
+        return (
+            "interleaved, with page images (TCMIE-like: text units carry their tables and "
+            "pictures inline; the visual channel's page ranks lift every unit on the page, "
+            "rather than one multimodal vector per unit)"
+        )
+    return (
+        f"{strategy}, with page images (text chunks by element; page-image vectors ranked "
+        "as a channel of their own and fused by reciprocal rank)"
+    )

@@ -137,3 +137,26 @@ def test_ctrl_c_in_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     data = json.loads(result.stdout)
     assert result.exit_code == 130 and data["interrupted"] is True
     assert data["counts"]["added"] == 1 and [Path(p).name for p in data["not_done"]] == ["guide.md"]
+
+
+def test_the_terminal_bar_shows_pages_per_second_and_time_left() -> None:
+    import io
+
+    from rich.console import Console
+
+    from docsight.cli.progress import ingest_progress
+
+    screen = io.StringIO()
+    err = Console(file=screen, force_terminal=True, width=120)
+    out = Console(file=io.StringIO(), force_terminal=False)
+    event = IngestProgress(
+        index=1, total=2, path="/d/long.pdf", stage="parse", page=30, pages=100,
+        batch_pages_done=30, batch_pages=100, files_to_parse=2, files_counted=1, elapsed=10.0,
+    )  # fmt: skip
+    assert event.pages_per_second() == pytest.approx(3.0)
+    with ingest_progress(out, err, lines=True) as update:
+        update(event)
+    shown = screen.getvalue()
+    assert "30/100 pages" in shown and "3.0 pages/s" in shown and "left" in shown
+    # Before the first page there is no rate to show.
+    assert IngestProgress(index=1, total=1, path="x", stage="read").pages_per_second() is None

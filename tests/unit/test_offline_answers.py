@@ -234,3 +234,32 @@ def test_a_picture_descriptions_frame_is_never_the_answer() -> None:
     )
     assert answer.answerable and "Little Rock" in answer.answer
     assert "Chart on page" not in answer.answer and "Text in it" not in answer.answer
+
+
+def test_a_list_question_is_answered_by_the_items_a_sentence_announces() -> None:
+    from docsight.settings import AnswerSettings
+
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    announced = (
+        "The service team supports these regions:\n- Northern Europe\n- Iberia\n- Baltic states"
+    )
+    sources = [_source(1, "Regions vary by season."), _source(2, announced)]
+    listed = answerer.answer(
+        "List the regions the service team supports.", sources, Evidence(0.8, 0.8)
+    )
+    first = listed.answer.split("\n", 1)[0]
+    assert first == "Northern Europe; Iberia; Baltic states [2]"
+    assert (
+        strict_score(listed.answer, "['Iberia', 'Northern Europe', 'Baltic states']", "List") == 1.0
+    )
+    # The quote the items come from follows the answer.
+    assert "> The service team supports these regions:" in listed.answer
+    counted = answerer.answer(
+        "How many regions does the service team support?", sources, Evidence(0.8, 0.8)
+    )
+    assert counted.answer.startswith("3 [2]")
+    # A sentence that states its own number is quoted for it, not counted over.
+    stated = [_source(1, "The team supports 4 regions, listed below:\n- North\n- South\n- East")]
+    own = answerer.answer("How many regions does the team support?", stated, Evidence(0.8, 0.8))
+    assert own.answer.startswith("4 regions [1]")

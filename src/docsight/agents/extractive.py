@@ -150,6 +150,8 @@ class Scored:
     value: str | None = None
     cell: CellAnswer | None = None
     caption: bool = False
+    #: The list items an announcing sentence brings with it.
+    items: tuple[str, ...] = ()
 
     @property
     def quote(self) -> str:
@@ -191,7 +193,7 @@ class ExtractiveAnswerer:
         scored: list[Scored] = []
         keep: list[int] = []
         for i, cand in enumerate(pool):
-            value = extract_value(intent, cand.quote)
+            value = _list_value(intent, cand) or extract_value(intent, cand.quote)
             new_words = terms[i] - q_terms
             if not value and len(new_words) <= 2 and not any(ch.isdigit() for ch in cand.text):
                 continue  # it only restates the question
@@ -204,6 +206,7 @@ class ExtractiveAnswerer:
                     score=0.5 * lexical + 0.05 / cand.source.rank,
                     value=value,
                     caption=bool(CAPTION_RE.match(cand.text)),
+                    items=cand.continuation,
                 )
             )
         self._add_dense(question, scored)
@@ -254,6 +257,20 @@ class ExtractiveAnswerer:
                 "citations": [Citation.from_source(best.source, quote=best.quote)],
             }
         )
+
+
+def _list_value(intent: Intent, candidate: Candidate) -> str | None:
+    """For a list question, the items an announcing sentence brings are the answer; for a
+    count, how many there are, when the sentence states no number of its own."""
+    items = [" ".join(i.split()).rstrip(" .;,") for i in candidate.continuation]
+    items = [i for i in items if i]
+    if len(items) < 2:
+        return None
+    if intent.type == "list":
+        return "; ".join(items)
+    if intent.type == "count" and not any(ch.isdigit() for ch in candidate.text):
+        return str(len(items))
+    return None
 
 
 def _fit_bonus(intent: Intent, value: str | None, terms: set[str]) -> float:

@@ -1,8 +1,8 @@
 """How the CLI shows an ingest while it runs.
 
-On a terminal: a bar counted in pages, with the stage and file at hand and an estimate of the
-time left. Piped or logged: a plain line per file as it finishes, so a log never sits silent
-for minutes. Both read the same :class:`IngestProgress` events.
+On a terminal: a bar counted in pages, with the stage and file at hand, the pages per second so
+far and an estimate of the time left. Piped or logged: a plain line per file as it finishes, so
+a log never sits silent for minutes. Both read the same :class:`IngestProgress` events.
 """
 
 from __future__ import annotations
@@ -46,6 +46,17 @@ class _PagesColumn(ProgressColumn):
         if not task.total:
             return Text("")
         return Text(f"{int(task.completed):,}/{int(task.total):,} pages", style="progress.download")
+
+
+class _RateColumn(ProgressColumn):
+    """Pages per second over the batch so far, as the events count them (not a moving window:
+    files differ too much in cost page by page for a short window to mean anything)."""
+
+    def render(self, task: Task) -> Text:
+        rate = task.fields.get("rate")
+        if not rate:
+            return Text("")
+        return Text(f"{rate:.1f} pages/s", style="progress.data.speed")
 
 
 class _LeftColumn(ProgressColumn):
@@ -97,10 +108,11 @@ def ingest_progress(
         TextColumn("{task.description}"),
         BarColumn(),
         _PagesColumn(),
+        _RateColumn(),
         _LeftColumn(),
     )
     with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task("starting", total=None, left=None)
+        task = bar.add_task("starting", total=None, left=None, rate=None)
         # The file shown is the one the batch waits for (the lowest not finished); workers
         # parsing files ahead of it only move the page counts.
         finished: set[int] = set()
@@ -121,6 +133,7 @@ def ingest_progress(
                 total=total,
                 completed=event.batch_pages_done,
                 left=event.seconds_left(),
+                rate=event.pages_per_second(),
             )
 
         yield update

@@ -111,6 +111,12 @@ class IngestProgress:
     #: How the file ended (``stage == "done"`` only).
     outcome: FileOutcome | None = None
 
+    def pages_per_second(self) -> float | None:
+        """Pages parsed per second over the batch so far (``None`` before the first page)."""
+        if self.batch_pages_done <= 0 or self.elapsed <= 0:
+            return None
+        return self.batch_pages_done / self.elapsed
+
     def seconds_left(self) -> float | None:
         """An estimate of the batch's remaining seconds from its page rate so far (``None``
         until a page is done): files not counted yet are assumed as long as the counted ones."""
@@ -118,7 +124,7 @@ class IngestProgress:
             return None
         per_file = self.batch_pages / self.files_counted
         expected = self.batch_pages + per_file * max(0, self.files_to_parse - self.files_counted)
-        rate = self.batch_pages_done / self.elapsed
+        rate = self.pages_per_second() or 1.0
         return max(0.0, (expected - self.batch_pages_done) / rate)
 
 

@@ -19,13 +19,12 @@ AnswerType = Literal["count", "number", "date", "entity", "yesno", "list", "comp
 
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b|\bhow often\b", re.I)
 _NUMBER = re.compile(
-    r"\bhow (?:much|long|far|big|large|old|high)\b|\bwhat(?:'s|’s| is| was| were| are) (?:the )?"
-    r"(?:[\w&-]+ ){0,5}(?:percentage|percent|share|rate|ratio|amount|number|value|total|sum|"
+    r"\bhow (?:much|long|far|big|large|old|high)\b|\bwhat (?:is|was|were|are) the "
+    r"(?:\w+ ){0,3}(?:percentage|percent|share|rate|ratio|amount|number|value|total|sum|"
     r"average|revenue|income|cost|price|size|score|growth|margin|gap|difference|pressure|"
     r"temperature|weight|height|length|width|depth|capacity|speed|voltage|power|frequency|"
     r"duration|distance|volume|area|population|age|salary|budget|profit|sales|earnings|"
-    r"expenditure|spending|debt|assets|dividend|yield|ebit|ebitda|fee|balance|turnover|"
-    r"liabilities|cycle|roa|roe|eps)\b|"
+    r"expenditure|spending|debt|assets|dividend|yield|ebit|ebitda|fee|balance)\b|"
     r"\bwhat percentage\b|\bwhat percent\b|\bhow much\b",
     re.I,
 )

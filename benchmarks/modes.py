@@ -99,9 +99,10 @@ def main() -> None:
         "# Answering modes: cost per question (`benchmarks/modes.py`)",
         "",
         f"{len(QUESTIONS)} questions over the demo corpus, 2 cores; SmolLM2-135M by llama.cpp "
-        "with 96 tokens per reply. Model tokens are the trace's estimates (about four "
-        "characters a token) of the calls a mode makes itself (inspector, planner, reasoner, "
-        "claim check); the one-shot answer's call is counted in its model steps.",
+        "with 96 tokens per reply. Model tokens add up the trace: each answer call's tokens as "
+        "the endpoint reported them (prompt and reply), and the trace's estimates (about four "
+        "characters a token) for the calls a mode makes itself (inspector, planner, reasoner); "
+        "the claim check's call is counted in the model steps, not in the tokens.",
         "",
         "| model / mode | s per question (mean, max) | steps | model steps | model tokens | "
         "answered | with warnings |",

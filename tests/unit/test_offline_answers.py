@@ -263,3 +263,47 @@ def test_a_list_question_is_answered_by_the_items_a_sentence_announces() -> None
     stated = [_source(1, "The team supports 4 regions, listed below:\n- North\n- South\n- East")]
     own = answerer.answer("How many regions does the team support?", stated, Evidence(0.8, 0.8))
     assert own.answer.startswith("4 regions [1]")
+
+
+def test_a_cell_answers_only_for_what_its_table_is_about() -> None:
+    from docsight.settings import AnswerSettings
+
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    earnings = (
+        "| (Dollars in millions) | FISCAL 2021 |\n| --- | --- |\n"
+        "| North America | $ 5,089 |\n| TOTAL NORTHWIND BRAND | $ 8,641 |\n| Corporate | (2,261) |"
+    )
+    sentence = (
+        "In fiscal 2021, Northwind achieved record revenues which increased 19% "
+        "to $44.5 billion compared with fiscal 2020."
+    )
+    sources = [_source(1, sentence), _source(2, earnings, kind="table")]
+    answer = answerer.answer(
+        "What was Northwind's revenue in fiscal 2021?", sources, Evidence(0.8, 0.8)
+    )
+    # Revenue is no word of the earnings table; the sentence that states it answers, with the
+    # amount rather than the growth rate or the year next to it.
+    assert answer.answer.startswith("$44.5 billion [1]"), answer.answer
+
+
+def test_an_amount_is_not_a_share_nor_a_year() -> None:
+    revenue = read_intent("What was Northwind's revenue in fiscal 2021?")
+    assert revenue.type == "number" and not revenue.wants_share
+    text = "Revenues increased 19% to $44.5 billion in fiscal 2021, from fiscal 2020."
+    assert extract_value(revenue, text) == "$44.5 billion"
+    growth = read_intent("By what percentage did revenue grow in fiscal 2021?")
+    assert growth.wants_share and extract_value(growth, text) == "19%"
+    assert extract_value(revenue, "Revenue was higher in fiscal 2020.") is None
+
+
+def test_a_description_frame_is_cut_whole_even_when_its_section_has_full_stops() -> None:
+    from docsight.document.artifacts import description_body
+
+    line = (
+        "Chart on page 35, section PART II > ITEM 7. MANAGEMENT'S DISCUSSION > REVENUE. "
+        "Figure 3: Revenue by region. Text in it: North 5,089. Context: Regions grew."
+    )
+    assert description_body(line) == "Text in it: North 5,089. Context: Regions grew."
+    assert description_body("Picture on page 2, section A. B.") == ""
+    assert description_body("Plain text stays.") == "Plain text stays."

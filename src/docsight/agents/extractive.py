@@ -28,7 +28,7 @@ from docsight.agents.question import Intent, read_intent
 from docsight.agents.refusal import RefusalModel, Signals, load_model
 from docsight.agents.tables import CellAnswer, lookup, parse_tables
 from docsight.agents.values import extract_value
-from docsight.document.artifacts import description_content
+from docsight.document.artifacts import description_body, description_content
 from docsight.document.captions import CAPTION_RE
 from docsight.document.text import content_terms, idf_weights, split_sentences
 from docsight.encoders.base import Encoder
@@ -103,7 +103,7 @@ def candidates(sources: Sequence[Source]) -> list[Candidate]:
             pieces.extend(rows)
         else:
             for line in source.text.splitlines():
-                line = _PLACEHOLDER.sub(" ", line)
+                line = _PLACEHOLDER.sub(" ", description_body(line))
                 if not line.strip():
                     continue
                 if line.lstrip().startswith("```"):
@@ -241,7 +241,7 @@ class ExtractiveAnswerer:
         # Pages the documents do not have cannot hold the answer, whatever the words match.
         if not draft.ranked or evidence.missing_pages or self.refusal.refuses(draft.signals):
             return base.model_copy(update={"explanation": _explain(draft)})
-        best = draft.ranked[0]
+        best = _as_cell(draft.ranked)
         n = best.source.n
         lead = best.value or (best.cell.value if best.cell is not None else None)
         if lead and lead.strip() != best.quote.strip():
@@ -257,6 +257,22 @@ class ExtractiveAnswerer:
                 "citations": [Citation.from_source(best.source, quote=best.quote)],
             }
         )
+
+
+def _as_cell(ranked: list[Scored]) -> Scored:
+    """The best candidate; when it is a table row whose value a cell of the same table holds,
+    that cell, so the quote names the row, the column and the table's caption."""
+    best = ranked[0]
+    if best.cell is not None or best.source.kind != "table" or not best.value:
+        return best
+    for other in ranked[1:]:
+        if (
+            other.cell is not None
+            and other.source.n == best.source.n
+            and other.cell.value.strip() == best.value.strip()
+        ):
+            return other
+    return best
 
 
 def _list_value(intent: Intent, candidate: Candidate) -> str | None:
@@ -276,6 +292,8 @@ def _list_value(intent: Intent, candidate: Candidate) -> str | None:
 def _fit_bonus(intent: Intent, value: str | None, terms: set[str]) -> float:
     """How well a candidate holds the kind of answer asked for, and its period."""
     bonus = 0.0
+    if value and intent.numeric and "%" in value and not intent.wants_share:
+        value = None  # a share is not the amount asked for (see ``values.extract_value``)
     if intent.type in ("count", "number", "date", "entity"):
         bonus += 0.15 if value else -0.1
     if intent.periods:
@@ -288,6 +306,8 @@ def _cells(intent: Intent, sources: Sequence[Source], terms: list[set[str]]) -> 
     """The best cell of every table in the sources, scored like the other candidates."""
     out: list[Scored] = []
     seen: set[tuple[str, str, str]] = set()
+    asked = set(intent.terms) - set(intent.periods)
+    weights_for = idf_weights(terms or [asked], asked)
     for source in sources:
         for table in parse_tables(source.text):
             cell = lookup(intent, table, terms)
@@ -303,8 +323,36 @@ def _cells(intent: Intent, sources: Sequence[Source], terms: list[set[str]]) -> 
                 score += 0.15  # the question names both the row and the column
             if intent.type in ("count", "number", "comparison"):
                 score += 0.1
+            # A cell answers only for what its table is about: the question's words that
+            # neither its row, its column, the table's caption nor its section hold ("revenue"
+            # asked of a table of earnings) take their share of the score away.
+            # (A comparison's row is its answer, and its words of direction are in no table.)
+            if intent.type != "comparison":
+                score *= _coverage(intent, cell, source, weights_for)
             out.append(Scored(source=source, text=cell.quote, score=score, cell=cell))
     return out
+
+
+_UNIT_WORDS = (
+    ("%", " percentage percent share"),
+    ("$", " dollars usd amount"),
+    ("€", " euros eur amount"),
+    ("£", " pounds gbp amount"),
+)
+
+
+def _coverage(intent: Intent, cell: CellAnswer, source: Source, weights: dict[str, float]) -> float:
+    """The weighted share of the question's words (periods aside: the column decides those)
+    found in the cell's row, column, the table's caption or the source's section path."""
+    total = sum(weights.values())
+    if not total:
+        return 1.0
+    where = " ".join([cell.row, cell.column, cell.caption, *source.section_path])
+    # A unit the question names in words is there when the cell shows its symbol.
+    symbols = f"{cell.value} {cell.column}"
+    where += "".join(words for symbol, words in _UNIT_WORDS if symbol in symbols)
+    present = set(content_terms(where))
+    return sum(w for t, w in weights.items() if t in present) / total
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")

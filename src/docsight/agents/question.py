@@ -19,9 +19,9 @@ AnswerType = Literal["count", "number", "date", "entity", "yesno", "list", "comp
 
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b|\bhow often\b", re.I)
 _NUMBER = re.compile(
-    r"\bhow (?:much|long|far|big|large|old|high)\b|\bwhat (?:is|was|were|are) the "
-    r"(?:\w+ ){0,3}(?:percentage|percent|share|rate|ratio|amount|number|value|total|sum|"
-    r"average|revenue|income|cost|price|size|score|growth|margin|gap|difference|pressure|"
+    r"\bhow (?:much|long|far|big|large|old|high)\b|\bwhat(?:'s|’s| is| was| were| are) "
+    r"(?:the )?(?:[\w'’&-]+ ){0,3}(?:percentage|percent|share|rate|ratio|amount|number|value|"
+    r"total|sum|average|revenue|income|cost|price|size|score|growth|margin|gap|difference|pressure|"
     r"temperature|weight|height|length|width|depth|capacity|speed|voltage|power|frequency|"
     r"duration|distance|volume|area|population|age|salary|budget|profit|sales|earnings|"
     r"expenditure|spending|debt|assets|dividend|yield|ebit|ebitda|fee|balance)\b|"
@@ -60,6 +60,12 @@ _UNIT = re.compile(
     r"(%|percent|per cent|\$|usd|dollars?|euros?|€|£|million|billion|thousand)", re.I
 )
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+_SHARE = re.compile(
+    r"%|\bper ?cent|\bpercentage|\bshare\b|\bproportion|\bfraction|\brate\b|\bratio\b|"
+    r"\bmargin|\bgrowth|\bgrow|\bincreas|\bdecreas|\bdeclin|\bchange|\brise|\brose|\bfall|"
+    r"\bfell|\bdrop|\byield|\breturn",
+    re.I,
+)
 _EMAIL_ASKED = re.compile(r"\be-?mail\b", re.I)
 _PHONE_ASKED = re.compile(r"\b(?:phone|telephone|fax|tel)\b(?: no| number)?", re.I)
 _CODE_ASKED = re.compile(
@@ -88,6 +94,9 @@ class Intent:
     #: ``email``, ``phone``, ``url`` or ``code`` (an order number, a product code, an id)
     #: when the question asks for one.
     contact: Literal["email", "phone", "url", "code"] | None = None
+
+    #: Whether the question asks for a share, a rate or a change (a percentage answers it).
+    wants_share: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -134,6 +143,7 @@ def read_intent(question: str) -> Intent:
     if contact is not None and kind in ("text", "number", "count"):
         kind = "entity"
     return Intent(
+        wants_share=bool(_SHARE.search(text)),
         contact=contact,
         type=kind,
         direction=direction,

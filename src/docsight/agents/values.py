@@ -34,6 +34,12 @@ _NAME = re.compile(
     r"(?:[A-Z][\w&'’.-]*|[A-Z]{2,})(?:\s+(?:of|and|&|for|the|de|van|von)?\s*"
     r"(?:[A-Z][\w&'’.-]*|[A-Z]{2,}))*"
 )
+#: Words after which a year-like number is a period ("fiscal 2020", "in 2019"), never a label's
+#: value, even when the question uses the word too.
+_PERIOD_WORDS = frozenset(
+    "fiscal fy year years in since from to by of for and or during until through compared "
+    "vs versus between".split()
+)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
 _YEARLIKE = re.compile(r"^(?:19|20)\d{2}$")
 
@@ -59,7 +65,8 @@ def _counted(text: str, start: int, end: int, intent: Intent) -> int:
     """How a number is bound to what the question counts: 0 when the word right before it is
     that (a label, "Employees 1914"), 1 when one of the two words after it is ("1,914
     employees"), 2 otherwise."""
-    wanted = set(intent.terms)
+    # Periods say when, not what is counted ("$44.5 billion in fiscal 2021").
+    wanted = set(intent.terms) - set(intent.periods) - _PERIOD_WORDS
     before = text[:start].split()[-1:]
     if before and set(content_terms(before[0])) & wanted:
         return 0
@@ -79,6 +86,13 @@ def _label_match(text: str, start: int, intent: Intent) -> int:
     return len(set(content_terms(label)) & set(intent.terms))
 
 
+
+
+def _after_period_word(text: str, match: re.Match[str]) -> bool:
+    before = text[: match.start()].split()[-1:]
+    return bool(before) and before[0].lower().strip("(,") in _PERIOD_WORDS
+
+
 def extract_value(intent: Intent, text: str) -> str | None:
     """The span of ``text`` holding the answer type ``intent`` wants, or ``None``."""
     anchors = _anchors(text, intent)
@@ -92,17 +106,29 @@ def extract_value(intent: Intent, text: str) -> str | None:
             core_end = m.end("post") if m.group("post") else m.end("num")
             counted = _counted(text, m.start(), core_end, intent)
             plain = not m.group("post") and not m.group("pre")
-            if _YEARLIKE.match(digits) and plain and counted == 2:
+            if _YEARLIKE.match(digits) and plain and (counted == 2 or _after_period_word(text, m)):
                 continue  # a year is a period, not an amount (unless it is labelled as one)
             if intent.type == "count" and "." in digits:
                 continue
             wants_unit = bool(intent.units)
             unit_miss = 0 if not plain or not wants_unit else 1
+            # A share answers a question about a share; "revenue" asks for an amount, and the
+            # growth rate printed next to it ("increased 19% to $44.5 billion") is not one.
+            post = (m.group("post") or "").lower()
+            share = "%" in post or "percent" in post
+            if share and not intent.wants_share:
+                unit_miss += 1
+            elif not share and {"%", "percent", "per cent"} & set(intent.units):
+                unit_miss += 1  # a percentage was asked for
             unit = (m.group("unit") or "").strip()
+            # A word after "billion" or "%" is the sentence going on ("$44.5 billion compared
+            # with ..."), not a unit; after a bare number it may be one ("380 kPa").
             value = (
                 m.group(0)
-                if unit.lower() not in STOPWORDS
+                if unit.lower() not in STOPWORDS and not m.group("post")
                 else m.group(0)[: m.start("unit") - m.start()]
+                if unit
+                else m.group(0)
             )
             key = (
                 -_label_match(text, m.start(), intent),

@@ -26,6 +26,16 @@ _DESCRIPTION_PREFIX_RE = re.compile(
 )
 
 
+def description_body(line: str) -> str:
+    """A whole description line without its frame and caption: from "Text in it:" or
+    "Context:" on (``""`` when it has neither). Cut before splitting into sentences, because a
+    section path in the frame can hold sentence ends of its own ("ITEM 7. MANAGEMENT'S ...")."""
+    if not DESCRIPTION_FRAME_RE.match(line):
+        return line
+    starts = [i for i in (line.find(DESCRIPTION_TEXT), line.find(DESCRIPTION_CONTEXT)) if i >= 0]
+    return line[min(starts) :] if starts else ""
+
+
 def description_content(sentence: str) -> str:
     """A sentence of a picture description as content: ``""`` for its framing sentence, the
     words without their "Text in it:"/"Context:" prefix otherwise."""

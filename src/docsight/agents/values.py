@@ -86,8 +86,6 @@ def _label_match(text: str, start: int, intent: Intent) -> int:
     return len(set(content_terms(label)) & set(intent.terms))
 
 
-
-
 def _after_period_word(text: str, match: re.Match[str]) -> bool:
     before = text[: match.start()].split()[-1:]
     return bool(before) and before[0].lower().strip("(,") in _PERIOD_WORDS

@@ -150,8 +150,6 @@ class Scored:
     value: str | None = None
     cell: CellAnswer | None = None
     caption: bool = False
-    #: The list items an announcing sentence brings with it.
-    items: tuple[str, ...] = ()
 
     @property
     def quote(self) -> str:
@@ -206,7 +204,6 @@ class ExtractiveAnswerer:
                     score=0.5 * lexical + 0.05 / cand.source.rank,
                     value=value,
                     caption=bool(CAPTION_RE.match(cand.text)),
-                    items=cand.continuation,
                 )
             )
         self._add_dense(question, scored)

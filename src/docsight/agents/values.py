@@ -121,13 +121,9 @@ def extract_value(intent: Intent, text: str) -> str | None:
             unit = (m.group("unit") or "").strip()
             # A word after "billion" or "%" is the sentence going on ("$44.5 billion compared
             # with ..."), not a unit; after a bare number it may be one ("380 kPa").
-            value = (
-                m.group(0)
-                if unit.lower() not in STOPWORDS and not m.group("post")
-                else m.group(0)[: m.start("unit") - m.start()]
-                if unit
-                else m.group(0)
-            )
+            value = m.group(0)
+            if unit and (unit.lower() in STOPWORDS or m.group("post")):
+                value = value[: m.start("unit") - m.start()]
             key = (
                 -_label_match(text, m.start(), intent),
                 counted,

@@ -508,6 +508,10 @@ def worker_main(conn: Connection, setup: WorkerSetup) -> None:
     for name, target, extra, description in setup.parsers:
         PARSERS.register(name, target, extra=extra, description=description)
     _limit_pillow(setup.settings.parse.max_image_pixels)
+    from docsight.vision.common import set_model_threads
+
+    # The workers share the cores: each model session gets its share, not every core.
+    set_model_threads(setup.settings.ingest.model_thread_count())
     state = WorkerState(setup)
     channel.send(("ready", os.getpid()))
     while True:

@@ -28,6 +28,23 @@ from docsight.errors import MissingDependencyError
 Box = tuple[float, float, float, float]
 T = TypeVar("T")
 
+# Threads each model session may use; 0 leaves it to onnxruntime (one per core). A parse worker
+# sets it at start from ``IngestSettings.model_thread_count``: several workers each running a
+# model on every core would ask for more threads than the machine has.
+_MODEL_THREADS = 0
+
+
+def set_model_threads(threads: int) -> None:
+    """Threads for model sessions created from now on in this process (0: onnxruntime's
+    default). Sessions already loaded keep theirs."""
+    global _MODEL_THREADS
+    _MODEL_THREADS = max(0, int(threads))
+
+
+def model_threads() -> int:
+    return _MODEL_THREADS
+
+
 #: Modules the ``ocr`` extra provides (import names).
 OCR_MODULES = ("rapidocr", "rapid_layout", "rapid_table", "cv2", "onnxruntime")
 

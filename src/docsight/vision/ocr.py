@@ -22,6 +22,7 @@ from docsight.vision.common import (
     OcrLine,
     import_optional,
     memo,
+    model_threads,
     package_version,
     pixel_digest,
     to_rgb_array,
@@ -83,17 +84,20 @@ class OcrEngine(ModelEngine):
     def _load(self) -> Any:
         if self._model is None:
             rapidocr = import_optional("rapidocr", _FEATURE)
-            self._model = rapidocr.RapidOCR(
-                params={
-                    "Global.use_cls": False,
-                    "Global.max_side_len": self.max_side,
-                    "Global.text_score": self.min_score,
-                    # Pages without text are normal here; RapidOCR warns about each.
-                    "Global.log_level": "error",
-                    "Det.limit_type": "max",
-                    "Det.limit_side_len": DET_SIDE,
-                }
-            )
+            params: dict[str, Any] = {
+                "Global.use_cls": False,
+                "Global.max_side_len": self.max_side,
+                "Global.text_score": self.min_score,
+                # Pages without text are normal here; RapidOCR warns about each.
+                "Global.log_level": "error",
+                "Det.limit_type": "max",
+                "Det.limit_side_len": DET_SIDE,
+            }
+            threads = model_threads()
+            if threads:
+                params["EngineConfig.onnxruntime.intra_op_num_threads"] = threads
+                params["EngineConfig.onnxruntime.inter_op_num_threads"] = 1
+            self._model = rapidocr.RapidOCR(params=params)
         return self._model
 
     def _run(self, arr: np.ndarray) -> list[list[Any]]:

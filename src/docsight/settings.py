@@ -281,10 +281,12 @@ class IngestSettings(_Settings):
     #: Address space of a worker in MiB, a backstop for allocations too fast for the memory
     #: watchdog; 0 picks ``memory_mb`` plus room for the model runtimes' reservations, -1 none.
     address_space_mb: int = Field(default=0, ge=-1)
-    #: onnxruntime threads of each OCR and layout model in a worker; 0 shares the cores among
-    #: the workers (two workers on two cores: one thread each), so workers that all run a model
-    #: do not ask for more threads than there are cores.
-    model_threads: int = Field(default=0, ge=0, le=64)
+    #: onnxruntime threads of each OCR and layout model in a worker: 0 (default) leaves it to
+    #: onnxruntime (every core, in each worker), ``-1`` shares the cores among the workers, a
+    #: number sets it. Measured on two cores (benchmarks/results/model_threads.md), sharing saved
+    #: 15 % of the CPU but not wall time: when one worker is left with the last file, half the
+    #: machine idles.
+    model_threads: int = Field(default=0, ge=-1, le=64)
 
     def budget(self, pages: int = 0) -> tuple[float, float | None]:
         """``(wall-clock seconds, CPU seconds or None)`` for a file of ``pages`` pages."""
@@ -301,10 +303,13 @@ class IngestSettings(_Settings):
         return self.workers or max(1, min(2, os.cpu_count() or 1))
 
     def model_thread_count(self) -> int:
-        """Threads of each model session in a worker (see ``model_threads``)."""
+        """Threads of each model session in a worker, 0 for onnxruntime's default (see
+        ``model_threads``)."""
         import os
 
-        return self.model_threads or max(1, (os.cpu_count() or 1) // self.worker_count())
+        if self.model_threads >= 0:
+            return self.model_threads
+        return max(1, (os.cpu_count() or 1) // self.worker_count())
 
 
 class ChunkSettings(_Settings):

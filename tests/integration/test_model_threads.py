@@ -1,5 +1,5 @@
-"""Parse workers share the cores: each OCR and layout session gets its share of threads
-(issue 17), so two workers on two cores do not run four busy threads."""
+"""The threads of the OCR and layout sessions in a parse worker (issue 17): onnxruntime's
+default, a number, or the cores shared among the workers."""
 
 from __future__ import annotations
 
@@ -28,14 +28,15 @@ def _sessions(obj: Any, seen: set[int] | None = None, depth: int = 0) -> Iterato
             yield from _sessions(value, seen, depth + 1)
 
 
-def test_the_cores_are_shared_among_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cores_can_be_shared_among_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    assert IngestSettings(workers=2).model_thread_count() == 1
-    assert IngestSettings(workers=1).model_thread_count() == 2
-    assert IngestSettings(workers=3).model_thread_count() == 1  # never zero
+    assert IngestSettings(workers=2).model_thread_count() == 0  # onnxruntime's default
+    assert IngestSettings(workers=2, model_threads=-1).model_thread_count() == 1
+    assert IngestSettings(workers=1, model_threads=-1).model_thread_count() == 2
+    assert IngestSettings(workers=3, model_threads=-1).model_thread_count() == 1  # never zero
     assert IngestSettings(workers=2, model_threads=4).model_thread_count() == 4
     monkeypatch.setattr("os.cpu_count", lambda: 8)
-    assert IngestSettings(workers=2).model_thread_count() == 4
+    assert IngestSettings(workers=2, model_threads=-1).model_thread_count() == 4
 
 
 @pytest.fixture

@@ -510,7 +510,7 @@ def worker_main(conn: Connection, setup: WorkerSetup) -> None:
     _limit_pillow(setup.settings.parse.max_image_pixels)
     from docsight.vision.common import set_model_threads
 
-    # The workers share the cores: each model session gets its share, not every core.
+    # Threads of the model sessions this worker creates (0: onnxruntime's default).
     set_model_threads(setup.settings.ingest.model_thread_count())
     state = WorkerState(setup)
     channel.send(("ready", os.getpid()))

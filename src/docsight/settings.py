@@ -284,7 +284,7 @@ class IngestSettings(_Settings):
     #: onnxruntime threads of each OCR and layout model in a worker: 0 (default) leaves it to
     #: onnxruntime (every core, in each worker), ``-1`` shares the cores among the workers, a
     #: number sets it. Measured on two cores (benchmarks/results/model_threads.md), sharing saved
-    #: 15 % of the CPU but not wall time: when one worker is left with the last file, half the
+    #: 14-22 % of the CPU but not wall time: when one worker is left with the last file, half the
     #: machine idles.
     model_threads: int = Field(default=0, ge=-1, le=64)
 

@@ -325,7 +325,7 @@ def _cells(intent: Intent, sources: Sequence[Source], terms: list[set[str]]) -> 
             # asked of a table of earnings) take their share of the score away.
             # (A comparison's row is its answer, and its words of direction are in no table.)
             if intent.type != "comparison":
-                score *= _coverage(intent, cell, source, weights_for)
+                score *= _coverage(cell, source, weights_for)
             out.append(Scored(source=source, text=cell.quote, score=score, cell=cell))
     return out
 
@@ -338,7 +338,7 @@ _UNIT_WORDS = (
 )
 
 
-def _coverage(intent: Intent, cell: CellAnswer, source: Source, weights: dict[str, float]) -> float:
+def _coverage(cell: CellAnswer, source: Source, weights: dict[str, float]) -> float:
     """The weighted share of the question's words (periods aside: the column decides those)
     found in the cell's row, column, the table's caption or the source's section path."""
     total = sum(weights.values())

@@ -198,3 +198,26 @@ def test_feature_rerank_keeps_the_same_results(manual: tuple[DocSight, Path]) ->
     fused = ds.search("pump pressure", k=5)
     assert {h.chunk_id for h in reranked} == {h.chunk_id for h in fused}
     assert [h.rank for h in reranked] == list(range(1, len(reranked) + 1))
+
+
+def test_readout_reads_the_chunks_it_may_take_at_once(manual: tuple[DocSight, Path]) -> None:
+    """The walk along references, pages and neighbours asks the store once, not per hit."""
+    ds, _ = manual
+    hits = ds.search("pump seal filter pressure", k=1)
+    calls: list[int] = []
+
+    class Counting:
+        def __init__(self, store: object) -> None:
+            self.store = store
+
+        def get_chunks(self, ids: list[str]) -> list[object]:
+            calls.append(len(ids))
+            return self.store.get_chunks(ids)  # type: ignore[attr-defined]
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.store, name)
+
+    counted = read_out(hits, Counting(ds.store), ReadoutPlan(budget_tokens=5000))  # type: ignore[arg-type]
+    direct = read_out(hits, ds.store, ReadoutPlan(budget_tokens=5000))
+    assert [p.chunk_id for p in counted] == [p.chunk_id for p in direct]
+    assert len(calls) == 1 and len(counted) > len(hits) == 1

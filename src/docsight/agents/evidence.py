@@ -8,6 +8,7 @@ question is answered "not answerable" instead of guessed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,7 +17,17 @@ import numpy as np
 from docsight.document.text import STOPWORDS, content_terms, idf_weights, tokens
 from docsight.encoders.base import Encoder
 
-__all__ = ["STOPWORDS", "Evidence", "assess", "content_terms", "coverage", "measure", "tokens"]
+__all__ = [
+    "SIMILARITY_WORDS",
+    "STOPWORDS",
+    "Evidence",
+    "assess",
+    "clip_words",
+    "content_terms",
+    "coverage",
+    "measure",
+    "tokens",
+]
 
 
 def coverage(question: str, texts: Sequence[str]) -> float:
@@ -53,10 +64,30 @@ def assess(
     return Evidence(coverage=coverage(question, texts), similarity=max(0.0, min(1.0, best)))
 
 
+#: Words of a source that the similarity reads. Encoding cost grows with length and a retrieved
+#: chunk runs to the encoder's 256-token cap; its opening words say what it is about (MiniLM was
+#: trained on 128-token inputs), and coverage still reads every word.
+SIMILARITY_WORDS = 64
+
+
+#: Dot leaders ("Net income........ $ 629,551") are one word but dozens of tokens each.
+_LEADERS = re.compile(r"(?:\s?[.·…_]){4,}")
+
+
+def clip_words(text: str, limit: int) -> str:
+    """The first ``limit`` words of ``text`` (at most ``8 * limit`` characters: a run of numbers
+    costs the encoder more tokens per word), dot leaders and runs of underscores removed."""
+    words = _LEADERS.sub(" ", text).split(maxsplit=limit)
+    clipped = " ".join(words[:limit])
+    if len(clipped) > 8 * limit:
+        clipped = clipped[: 8 * limit].rsplit(" ", 1)[0]
+    return clipped
+
+
 def measure(question: str, texts: Sequence[str], encoder: Encoder) -> Evidence:
     """Evidence of ``texts`` for ``question``, embedding both with ``encoder``."""
     if not texts:
         return Evidence(coverage=0.0, similarity=0.0)
-    vectors = encoder.encode_documents(list(texts))
+    vectors = encoder.encode_documents([clip_words(t, SIMILARITY_WORDS) for t in texts])
     query = encoder.encode_queries([question])[0]
     return assess(question, texts, vectors @ query)

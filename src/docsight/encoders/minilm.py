@@ -93,7 +93,8 @@ class MiniLMEncoder:
             # The shipped tokenizer.json pads every input to 128 tokens; pad per batch instead and
             # truncate at the model's real limit.
             tokenizer.enable_truncation(max_length=self.settings.max_tokens)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            # No padding here: _encode pads each batch to its own longest input.
+            tokenizer.no_padding()
             options = ort.SessionOptions()
             options.intra_op_num_threads = self.settings.threads or (os.cpu_count() or 1)
             options.inter_op_num_threads = 1
@@ -112,15 +113,22 @@ class MiniLMEncoder:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         self._load()
-        # Batching texts of similar length wastes less compute on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encodings = self._tokenizer.encode_batch([t or " " for t in texts])
+        # Batches of inputs of similar *token* length waste little compute on padding. Sorting by
+        # characters is not enough: a line of numbers or dot leaders is short in characters and
+        # long in tokens, and one such input padded a whole batch to 256 tokens.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         batch = self.settings.batch_size
         for start in range(0, len(order), batch):
             idx = order[start : start + batch]
-            encodings = self._tokenizer.encode_batch([texts[i] or " " for i in idx])
-            ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-            mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+            width = max(len(encodings[i].ids) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
             feeds = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._input_names:
                 feeds["token_type_ids"] = np.zeros_like(ids)

@@ -120,8 +120,15 @@ class _Reader:
         return True
 
     def run(self, hits: Sequence[Hit], all_hits: Sequence[Hit]) -> list[Passage]:
-        self.fetch([h.chunk_id for h in hits if h.chunk_id])
         per_page = Counter((h.doc_id, h.page) for h in hits)
+        # One store read for everything the walk below may take: each read costs ~10 ms of
+        # query setup whatever its size, and a walk took a read per hit and per neighbour.
+        ahead = [h.chunk_id for h in hits if h.chunk_id]
+        for hit in hits:
+            if hit.chunk_id is not None:
+                ahead += [c for c, _, _ in self.structural(hit, per_page, set())]
+                ahead += [c for c, _, _ in self.neighbours(hit)] if self.plan.neighbours else []
+        self.fetch(ahead)
         doc_rank: dict[str, int] = {}
         for hit in all_hits:
             doc_rank.setdefault(hit.doc_id, hit.rank)

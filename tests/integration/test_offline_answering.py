@@ -86,3 +86,41 @@ def test_an_unrelated_question_is_refused(collection: DocSight) -> None:
     answer = collection.ask("Who is the chief executive of Contoso?")
     assert not answer.answerable and answer.explanation
     assert answer.confidence is not None and answer.confidence < load_model().threshold
+
+
+@pytest.fixture(scope="module")
+def filing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocSight]:
+    from fixtures.pdfgen import make_filing
+
+    folder = tmp_path_factory.mktemp("filing")
+    make_filing(folder / "harbor-tools-2024.pdf")
+    ds = DocSight(folder / "collection")
+    assert ds.ingest([folder]).counts()["added"] == 1
+    yield ds
+
+
+@pytest.mark.parametrize(
+    ("question", "value", "pages"),
+    [
+        ("What is Harbor Tools' current ratio in fiscal 2024?", "2.50", {1}),
+        ("What was the inventory turnover of Harbor Tools in FY2024?", "5.00", {1, 2}),
+        ("What is the return on assets (ROA) for fiscal 2024?", "0.10", {1, 2}),
+    ],
+)
+def test_a_ratio_is_computed_from_the_statement_lines(
+    filing: DocSight, question: str, value: str, pages: set[int]
+) -> None:
+    """No sentence states the ratio: the answer divides the lines that do, shows the working
+    and cites the statements' pages (the letter's "decrease in inventories" is not a line)."""
+    answer = filing.ask(question)
+    assert answer.answerable
+    assert answer.answer.split(" [", 1)[0] == value
+    assert "as Investopedia defines the ratio" in answer.answer
+    assert {c.page for c in answer.citations} == pages
+    assert all(c.quote for c in answer.citations)
+
+
+def test_a_ratio_with_a_missing_line_is_not_made_up(filing: DocSight) -> None:
+    # The filing has no interest expense line: nothing is computed, nothing invented.
+    answer = filing.ask("What is the interest coverage ratio in fiscal 2024?")
+    assert "Investopedia" not in answer.answer

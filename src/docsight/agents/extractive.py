@@ -239,6 +239,9 @@ class ExtractiveAnswerer:
         base = Answer.not_answerable(question, "extractive", sources, evidence.score)
         if not sources:
             return base
+        derived = _derived(question, sources)
+        if derived is not None:
+            return derived.model_copy(update={"confidence": 1.0, "evidence": base.evidence})
         draft = self.draft(question, sources, evidence)
         probability = self.refusal.probability(draft.signals)
         base = base.model_copy(update={"confidence": round(probability, 4)})
@@ -261,6 +264,34 @@ class ExtractiveAnswerer:
                 "citations": [Citation.from_source(best.source, quote=best.quote)],
             }
         )
+
+
+def _derived(question: str, sources: Sequence[Source]) -> Answer | None:
+    """A ratio the statements' lines give (``agents.ratios``), shown with its working; every line
+    it used is cited. ``None`` when the question asks no ratio or a line is missing."""
+    from docsight.agents.ratios import compute, read_ratio
+
+    asked = read_ratio(question)
+    derived = compute(asked, sources) if asked is not None else None
+    if derived is None:
+        return None
+    used = list({i.reading.source.n: i.reading.source for i in derived.inputs}.values())
+    markers = "".join(f"[{s.n}]" for s in used)
+    citations = [
+        Citation.from_source(
+            s,
+            quote="; ".join(i.quote() for i in derived.inputs if i.reading.source.n == s.n),
+        )
+        for s in used
+    ]
+    return Answer(
+        question=question,
+        answer=f"{derived.text()} {markers}\n\n{derived.working()}",
+        answerable=True,
+        mode="extractive",
+        sources=list(sources),
+        citations=citations,
+    )
 
 
 def _as_cell(ranked: list[Scored]) -> Scored:

@@ -83,6 +83,7 @@ def answer_question(
 
     asked = asked or question
     strategy = choose_strategy(question, mode, settings.answer.mode)
+    ports = _with_statements(question, ports)
     trace = Trace(on_step)
     answering = _Answering(ports, settings, trace, on_token)
 
@@ -129,6 +130,34 @@ def answer_question(
     if final is not None:  # its words as the user sees them, citations renumbered
         final.output = answer.answer.split("\n", 1)[0][:200]
     return make_inert(answer)
+
+
+def _with_statements(question: str, ports: Ports) -> Ports:
+    """For a ratio question, retrieval also brings the statement lines the ratio is computed
+    from (``agents.ratios``): "inventory turnover" names neither cost of sales nor
+    inventories, so a search for the question alone rarely finds both statements."""
+    from docsight.agents.ratios import read_ratio
+
+    asked = read_ratio(question)
+    if asked is None:
+        return ports
+    retrieve = ports.retrieve
+
+    def with_lines(query: str) -> list[Source]:
+        sources = retrieve(query)
+        if query != question:
+            return sources
+        seen = {(s.doc_name, s.page, s.text) for s in sources}
+        merged = list(sources)
+        for extra in asked.queries():
+            for source in retrieve(extra):
+                key = (source.doc_name, source.page, source.text)
+                if key not in seen:
+                    seen.add(key)
+                    merged.append(source.model_copy(update={"n": len(merged) + 1}))
+        return merged
+
+    return replace(ports, retrieve=with_lines)
 
 
 def make_inert(answer: Answer) -> Answer:

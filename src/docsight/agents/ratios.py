@@ -1,0 +1,494 @@
+"""Financial ratios no sentence states, computed from the statement lines that do.
+
+"What is Nike's current ratio in FY2021?" has no answer to quote: a filing states *Total current
+assets* and *Total current liabilities*, and the ratio is their quotient. This module
+
+* recognises a ratio question (:func:`read_ratio`): which ratio, which fiscal year, how to round;
+* names the statement lines it needs, so the pipeline can search for them
+  (:meth:`RatioQuestion.queries`);
+* reads those lines from the sources, whether they arrived as Markdown table rows
+  (``| Inventories | 6,854 | 7,367 |``), as lines with dot leaders (``Total assets ....... $ 11,726
+  $ 10,382``) or as text read from a picture (``Property and equipment, net 253 282``), picks the
+  column of the asked year from the years heading the statement, and computes the ratio
+  (:func:`compute`).
+
+Definitions follow one textbook convention (Investopedia's), stated in every answer: turnover
+ratios divide by the average of the year's opening and closing balance; level ratios (current,
+quick, cash) and returns (ROA, ROE) use the closing balance. When a line is missing, or its column
+cannot be told, nothing is computed and the question is answered as any other: a derived number
+is only shown with every input it was derived from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from docsight.agents.answer import Source
+
+#: Statement lines as filings label them, most specific first. A label must be followed by the
+#: line's numbers (at least two: statements always show a comparative year), so a sentence that
+#: mentions "inventories" never passes for the line.
+LINES: dict[str, tuple[str, ...]] = {
+    "revenue": (
+        "total net revenues",
+        "total net revenue",
+        "total revenues",
+        "total revenue",
+        "net revenues",
+        "net revenue",
+        "net sales",
+        "revenues",
+        "revenue",
+    ),
+    "cost of sales": (
+        "total cost of revenues",
+        "total cost of revenue",
+        "cost of sales",
+        "cost of revenues",
+        "cost of revenue",
+        "cost of goods sold",
+    ),
+    "inventories": ("inventories, net", "inventories", "inventory"),
+    "accounts receivable": (
+        "accounts receivable, net",
+        "trade receivables, net",
+        "accounts receivable",
+        "trade receivables",
+        "receivables, net",
+    ),
+    "accounts payable": ("accounts payable", "trade payables"),
+    "total current assets": ("total current assets",),
+    "total current liabilities": ("total current liabilities",),
+    "cash": ("cash and cash equivalents", "cash and equivalents"),
+    "short-term investments": ("short-term investments", "marketable securities"),
+    "total assets": ("total assets",),
+    "total liabilities": ("total liabilities",),
+    "net income": ("net income",),
+    "property and equipment": (
+        "property, plant and equipment, net",
+        "property and equipment, net",
+        "property, plant and equipment",
+    ),
+    "operating income": ("operating income", "income from operations"),
+    "interest expense": ("interest expense",),
+    "operating cash flow": (
+        "net cash provided by operating activities",
+        "net cash provided by (used in) operating activities",
+        "cash provided (used) by operations",
+        "cash provided by operations",
+    ),
+    "shareholders' equity": (
+        "total stockholders' equity",
+        "total shareholders' equity",
+        "total stockholders’ equity",
+        "total shareholders’ equity",
+        "total equity",
+    ),
+    "research and development": ("research and development", "product development"),
+    "gross profit": ("gross profit", "gross margin"),
+}
+
+#: Which statement a line is on: the words a search for it adds.
+_STATEMENT = {
+    "revenue": "income",
+    "cost of sales": "income",
+    "net income": "income",
+    "operating income": "income",
+    "interest expense": "income",
+    "research and development": "income",
+    "gross profit": "income",
+    "operating cash flow": "cash flows",
+}
+#: Lines every statement of its kind has: searched with the wanted lines, they pull retrieval
+#: towards the statement ("accounts receivable" alone finds the notes about receivables).
+_ANCHORS = {
+    "balance": ("total current assets", "total current liabilities"),
+    "income": ("revenues", "net income"),
+    "cash flows": ("net cash provided by operating activities",),
+}
+_SEARCH_WORDS = {
+    "operating cash flow": "net cash provided by operating activities",
+    "cash": "cash and cash equivalents",
+}
+
+_STATEMENT_NAMES = {
+    "balance": re.compile(r"balance sheets?|statements? of financial position", re.I),
+    "income": re.compile(r"statements? of (?:income|operations|earnings)", re.I),
+    "cash flows": re.compile(r"statements? of cash flows", re.I),
+}
+
+
+@dataclass(frozen=True)
+class Ratio:
+    name: str
+    numerator: tuple[str, ...]
+    denominator: tuple[str, ...]
+    #: Divide by the average of the opening and closing balance (turnover ratios).
+    average: bool = False
+    percent: bool = False
+    #: Lines of a sum that a company may not report (no short-term investments): counted as 0.
+    optional: frozenset[str] = frozenset()
+
+
+_RATIOS: tuple[tuple[re.Pattern[str], Ratio], ...] = tuple(
+    # A space in a pattern stands for any run of whitespace ("payables  turnover").
+    (re.compile(pattern.replace(" ", r"\s+"), re.I), ratio)
+    for pattern, ratio in (
+        (
+            r"\bcurrent ratio\b",
+            Ratio("current ratio", ("total current assets",), ("total current liabilities",)),
+        ),
+        (
+            r"\b(?:quick|acid[- ]test) ratio\b",
+            Ratio(
+                "quick ratio",
+                ("cash", "short-term investments", "accounts receivable"),
+                ("total current liabilities",),
+                optional=frozenset({"short-term investments"}),
+            ),
+        ),
+        (r"\bcash[ _]ratio\b", Ratio("cash ratio", ("cash",), ("total current liabilities",))),
+        (
+            r"\binventory turnover\b",
+            Ratio("inventory turnover", ("cost of sales",), ("inventories",), average=True),
+        ),
+        (
+            r"\b(?:accounts )?receiv\w* turnover\b",
+            Ratio("receivables turnover", ("revenue",), ("accounts receivable",), average=True),
+        ),
+        (
+            r"\b(?:accounts )?payables? turnover\b",
+            Ratio("payables turnover", ("cost of sales",), ("accounts payable",), average=True),
+        ),
+        (
+            r"\bfixed[- ]asset turnover\b",
+            Ratio("fixed asset turnover", ("revenue",), ("property and equipment",), average=True),
+        ),
+        (
+            r"\b(?:total )?asset turnover\b",
+            Ratio("asset turnover", ("revenue",), ("total assets",), average=True),
+        ),
+        (
+            r"\b(?:roa|return on (?:total )?assets)\b",
+            Ratio("return on assets", ("net income",), ("total assets",)),
+        ),
+        (
+            r"\b(?:roe|return on (?:shareholders'?|stockholders'?|common )?equity)\b",
+            Ratio("return on equity", ("net income",), ("shareholders' equity",)),
+        ),
+        (
+            r"\binterest coverage\b",
+            Ratio("interest coverage ratio", ("operating income",), ("interest expense",)),
+        ),
+        (
+            r"\boperating cash flow ratio\b",
+            Ratio(
+                "operating cash flow ratio",
+                ("operating cash flow",),
+                ("total current liabilities",),
+            ),
+        ),
+        (
+            r"\bdebt[- ]to[- ]equity\b",
+            Ratio("debt-to-equity ratio", ("total liabilities",), ("shareholders' equity",)),
+        ),
+        (
+            r"\bgross (?:profit )?margin\b",
+            Ratio("gross margin", ("gross profit",), ("revenue",), percent=True),
+        ),
+        (
+            r"\boperating (?:profit )?margin\b",
+            Ratio("operating margin", ("operating income",), ("revenue",), percent=True),
+        ),
+        (
+            r"\bnet (?:profit )?margin\b",
+            Ratio("net profit margin", ("net income",), ("revenue",), percent=True),
+        ),
+        (
+            r"\b(?:r&d|research and development) to (?:total )?assets? ratio\b",
+            Ratio(
+                "R&D to assets ratio",
+                ("research and development",),
+                ("total assets",),
+                percent=True,
+            ),
+        ),
+    )
+)
+
+_YEAR = re.compile(r"\b(?:fy|f|fiscal(?: year)?\s*)?\s*'?((?:19|20)\d{2})\b", re.I)
+_NOT_A_LEVEL = re.compile(
+    r"\b(?:chang\w*|expan\w*|increas\w*|decreas\w*|basis points?|grow\w*|compar\w*|"
+    r"differ\w*|trend\w*|between|versus|vs\.?|higher|lower|improv\w*|declin\w*)\b",
+    re.I,
+)
+_DECIMALS = {"one": 1, "two": 2, "three": 3, "four": 4, "1": 1, "2": 2, "3": 3, "4": 4}
+_ROUND = re.compile(r"(\w+) decimal places?", re.I)
+
+
+@dataclass(frozen=True)
+class RatioQuestion:
+    ratio: Ratio
+    #: The fiscal year asked for, ``None`` for the latest the statement shows.
+    year: int | None
+    decimals: int | None
+    percent: bool
+
+    def lines(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.ratio.numerator + self.ratio.denominator))
+
+    def queries(self) -> list[str]:
+        """One search per statement the lines are on: the lines' names with lines every such
+        statement has, whose words lead retrieval to the statement rather than to notes."""
+        by_statement: dict[str, list[str]] = {}
+        for line in self.lines():
+            statement = _STATEMENT.get(line, "balance")
+            by_statement.setdefault(statement, []).append(_SEARCH_WORDS.get(line, line))
+        return [
+            " ".join(dict.fromkeys([*words, *_ANCHORS[statement]]))
+            for statement, words in by_statement.items()
+        ]
+
+
+def read_ratio(question: str) -> RatioQuestion | None:
+    """The ratio a question asks for, or ``None``."""
+    if _NOT_A_LEVEL.search(question):
+        return None  # a change, a comparison or a trend is not one ratio's value
+    for pattern, ratio in _RATIOS:
+        if pattern.search(question):
+            year = _YEAR.search(question)
+            rounding = _ROUND.search(question)
+            decimals = _DECIMALS.get(rounding.group(1).lower()) if rounding else None
+            percent = ratio.percent or bool(re.search(r"percent|%", question, re.I))
+            return RatioQuestion(ratio, int(year.group(1)) if year else None, decimals, percent)
+    return None
+
+
+@dataclass(frozen=True)
+class LineValue:
+    """A statement line as read: its label, the numbers in its year columns, where it was."""
+
+    line: str
+    label: str
+    values: tuple[float, ...]
+    years: tuple[int, ...]
+    source: Source
+
+    def at(self, year: int | None, previous: bool = False) -> float | None:
+        """The value of ``year`` (the newest shown when ``None``), or of the year before it."""
+        if self.years:
+            wanted = (year if year is not None else max(self.years)) - int(previous)
+            if wanted not in self.years:
+                return None
+            index = self.years.index(wanted)
+        elif year is not None:
+            return None  # the columns' years are unknown: the asked one cannot be told
+        else:
+            index = int(previous)  # filings put the newest year first
+        return self.values[index] if index < len(self.values) else None
+
+
+@dataclass(frozen=True)
+class Input:
+    """One line a ratio was computed from: its closing value and, for an average, its opening."""
+
+    reading: LineValue
+    closing: float
+    opening: float | None = None
+
+    @property
+    def value(self) -> float:
+        return self.closing if self.opening is None else (self.closing + self.opening) / 2
+
+    def quote(self) -> str:
+        """The line as read: its label and the values used."""
+        if self.opening is None:
+            return f"{self.reading.label} {_plain(self.closing)}"
+        return f"{self.reading.label} {_plain(self.closing)} and {_plain(self.opening)}"
+
+    def shown(self) -> str:
+        n = self.reading.source.n
+        if self.opening is None:
+            return f"{self.quote()} [{n}]"
+        return f"{self.quote()} [{n}], averaged {_plain(self.value)}"
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A computed ratio and everything it was computed from."""
+
+    question: RatioQuestion
+    value: float
+    inputs: tuple[Input, ...]
+    year: int | None
+
+    def text(self) -> str:
+        value = self.value * 100 if self.question.percent else self.value
+        decimals = self.question.decimals
+        if decimals is None:
+            decimals = 2 if abs(value) >= 0.1 else 3
+        return f"{value:,.{decimals}f}" + ("%" if self.question.percent else "")
+
+    def working(self) -> str:
+        """The formula with the numbers put in, each cited."""
+        ratio = self.question.ratio
+
+        def side(names: tuple[str, ...]) -> str:
+            # An optional line the statements do not have is left out.
+            return " + ".join(i.shown() for i in self.inputs if i.reading.line in names)
+
+        period = f"fiscal {self.year}" if self.year else "the latest year shown"
+        basis = "average balances" if ratio.average else "closing balances"
+        return (
+            f"{ratio.name[0].upper()}{ratio.name[1:]}, {period} = ({side(ratio.numerator)}) / "
+            f"({side(ratio.denominator)}); {basis}, as Investopedia defines the ratio"
+        )
+
+
+def _plain(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+# --- reading statement lines --------------------------------------------------------------------
+
+_NUM = r"\(?-?\$?\s?\d[\d,]*(?:\.\d+)?\)?|—|-(?=\s)"
+_FILL = r"[\s|:;$.·…_]*(?:\(\d\)\s*)?[\s|:;$.·…_]*"
+_HEADER_YEARS = re.compile(r"\b(?:19|20)\d{2}\b")
+
+
+def _line_pattern(label: str) -> re.Pattern[str]:
+    first, rest = label[0], label[1:]
+    words = r"\s+".join(re.escape(w) for w in rest.split(" "))
+    words = words.replace("'", "['’]").replace("’", "['’]")
+    # A line's label starts a line, a table cell or follows the previous line's numbers (text
+    # read from a picture runs lines together), and filings capitalise it: "decrease in
+    # inventories 507 (1,854)" on a cash-flow statement is not the Inventories line.
+    return re.compile(
+        rf"(?:^|(?<=[\n|])|(?<=[\d)—:]\s))\s*(?-i:{re.escape(first.upper())})(?i:{words})"
+        rf"{_FILL}((?:{_NUM})(?:[\s|;$]+(?:{_NUM})){{1,3}})(?![\w%])",
+        re.I | re.M,
+    )
+
+
+_PATTERNS = {line: [_line_pattern(label) for label in labels] for line, labels in LINES.items()}
+
+
+def _numbers(run: str) -> tuple[float, ...]:
+    out: list[float] = []
+    for token in re.findall(_NUM, run):
+        token = token.strip()
+        if token in ("—", "-"):
+            out.append(0.0)
+            continue
+        negative = token.startswith("(") and token.endswith(")")
+        digits = re.sub(r"[^\d.]", "", token)
+        try:
+            number = float(digits)
+        except ValueError:
+            continue
+        out.append(-number if negative else number)
+    return tuple(out)
+
+
+def _years(text: str) -> tuple[int, ...]:
+    """The years heading a statement's columns: the first run of consecutive years, newest or
+    oldest first ("2021 2020", "At December 31, 2019 At December 31, 2018")."""
+    found = [int(y) for y in _HEADER_YEARS.findall(text)]
+    deduped = [y for i, y in enumerate(found) if i == 0 or y != found[i - 1]]
+    for i in range(len(deduped) - 1):
+        step = deduped[i + 1] - deduped[i]
+        if step in (-1, 1):
+            run = [deduped[i], deduped[i + 1]]
+            for y in deduped[i + 2 :]:
+                if y - run[-1] != step:
+                    break
+                run.append(y)
+            return tuple(run)
+    return ()
+
+
+def read_lines(line: str, sources: Sequence[Source]) -> list[LineValue]:
+    """Every reading of statement ``line`` in ``sources``, with the years of its columns (from
+    the source's text before it, else from the other sources of its page)."""
+    page_text: dict[tuple[str, int], str] = {}
+    for source in sources:
+        key = (source.doc_name, source.page)
+        page_text[key] = page_text.get(key, "") + "\n" + source.text
+    found: list[LineValue] = []
+    # The statement itself before a note or a segment table that repeats a line's label.
+    statement = _STATEMENT_NAMES[_STATEMENT.get(line, "balance")]
+
+    def on_statement(source: Source) -> bool:
+        where = " ".join(source.section_path) + " " + page_text[(source.doc_name, source.page)]
+        return bool(statement.search(where))
+
+    for source in sorted(sources, key=lambda s: not on_statement(s)):
+        for pattern in _PATTERNS[line]:
+            match = pattern.search(source.text)
+            if match is None:
+                continue
+            values = _numbers(match.group(1))
+            years = _years(source.text[: match.start()]) or _years(
+                page_text[(source.doc_name, source.page)]
+            )
+            label = " ".join(source.text[match.start() : match.start(1)].split()).rstrip(" |:;$.")
+            label = re.sub(r"[.·…_]{2,}.*$", "", label).strip()
+            found.append(LineValue(line, label, values, years, source))
+            break
+    return found
+
+
+def compute(question: RatioQuestion, sources: Sequence[Source]) -> Derived | None:
+    """The ratio from the sources' statement lines, or ``None`` when a line is missing or its
+    year's column cannot be told."""
+    ratio = question.ratio
+    inputs: list[Input] = []
+
+    def value(name: str) -> Input | None:
+        for reading in read_lines(name, sources):
+            if question.year is not None and question.year not in reading.years:
+                continue
+            closing = reading.at(question.year)
+            if closing is None:
+                continue
+            if not ratio.average or name not in ratio.denominator:
+                return Input(reading, closing)
+            opening = reading.at(question.year, previous=True)
+            if opening is not None:
+                return Input(reading, closing, opening)
+        return None
+
+    def total(names: tuple[str, ...]) -> float | None:
+        parts = 0.0
+        for name in names:
+            got = value(name)
+            if got is None:
+                if name in ratio.optional:
+                    continue
+                return None
+            inputs.append(got)
+            parts += got.value
+        return parts
+
+    numerator = total(ratio.numerator)
+    denominator = total(ratio.denominator) if numerator is not None else None
+    if numerator is None or not denominator:
+        return None
+    years = next((i.reading.years for i in inputs if i.reading.years), ())
+    year = question.year or (years[0] if years else None)
+    return Derived(question, numerator / denominator, tuple(inputs), year)
+
+
+__all__ = [
+    "LINES",
+    "Derived",
+    "Input",
+    "LineValue",
+    "Ratio",
+    "RatioQuestion",
+    "compute",
+    "read_lines",
+    "read_ratio",
+]

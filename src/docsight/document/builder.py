@@ -41,6 +41,7 @@ class DocumentBuilder:
         sha256: str,
         parser: str,
         size_bytes: int = 0,
+        keep_page_pixels: bool = True,
     ) -> None:
         self.doc_id = doc_id
         self.name = name
@@ -57,6 +58,9 @@ class DocumentBuilder:
         #: Parsers that know the layout (a slide deck is horizontal) set it; otherwise it is
         #: classified from the pages (see ``document.classify``).
         self.layout: Layout = "unknown"
+        #: ``False``: page renders that carry a render recipe keep their id and recipe but not
+        #: their PNG bytes (see :meth:`add_asset`).
+        self.keep_page_pixels = keep_page_pixels
         self._open: list[Section] = []  # stack of open sections, shallowest first
 
     # --- pages and assets ----------------------------------------------------------------------
@@ -83,8 +87,15 @@ class DocumentBuilder:
         render: dict[str, Any] | None = None,
     ) -> str:
         """Add a render or crop; ``render`` is the recipe that makes it again from the source
-        file (see :class:`Asset`)."""
+        file (see :class:`Asset`).
+
+        Without ``keep_page_pixels``, a page render with a recipe is kept without its bytes once
+        its id is computed from them: ingestion stores such a render as its recipe anyway, and
+        holding a PNG of every page until the end of a 1,000-page parse costs hundreds of MiB.
+        """
         asset_id = Asset.make_id(self.doc_id, kind, data)
+        if kind == "page" and render is not None and not self.keep_page_pixels:
+            data = b""
         self.assets.setdefault(
             asset_id,
             Asset(

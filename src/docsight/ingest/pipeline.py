@@ -290,7 +290,14 @@ class IngestPipeline:
             slot.duplicate_of = first  # decided once the first copy is committed
             return
         by_sha[sha256] = outcome
-        job = ParseJob(path=str(path.resolve()), sha256=sha256, media_type=media_type)
+        job = ParseJob(
+            path=str(path.resolve()),
+            sha256=sha256,
+            media_type=media_type,
+            # The store keeps the file and rendered images as recipes (put_document is given
+            # the source below); only page vectors, made here, need the pixels themselves.
+            rendered_pixels=self._visual is not None,
+        )
         existing = self.store.has_document(outcome.doc_id)
         if existing is not None and (existing.parser, existing.chunker) == (
             slot.parser_id,

@@ -84,6 +84,12 @@ class ParseJob:
     path: str
     sha256: str
     media_type: str
+    #: Whether the caller needs the pixels of images that carry a render recipe. ``False``
+    #: when its store keeps the source file and stores recipes, not pixels, and it shows no
+    #: page to a model of its own: the worker then keeps no page render beyond its id and
+    #: recipe while parsing, and returns crops without their bytes once it has read and
+    #: described them, so a long document's images never pile up in either process.
+    rendered_pixels: bool = True
 
 
 @dataclass
@@ -196,7 +202,15 @@ def run_job(
     if pages:
         events.pages(pages)
     events.progress("parse", 0, pages)
-    source = SourceFile(path=path, data=data, sha256=job.sha256, media_type=job.media_type)
+    # A vision model looks at page renders while describing: only without one may they go.
+    page_pixels = job.rendered_pixels or context.vlm is not None
+    source = SourceFile(
+        path=path,
+        data=data,
+        sha256=job.sha256,
+        media_type=job.media_type,
+        page_pixels=page_pixels,
+    )
     parser = parser_for(job.media_type, path)
     # Model costs are deltas of the process's totals, taken around each stage: page OCR, layout
     # and tables run while parsing, picture OCR while describing.
@@ -223,6 +237,11 @@ def run_job(
         else:
             enrich(parsed, None)
     models_described = model_stats()
+    if not job.rendered_pixels:
+        # Picture OCR and the descriptions have read the crops; the caller stores recipes.
+        parsed.assets = [
+            dataclasses.replace(a, data=b"") if a.render is not None else a for a in parsed.assets
+        ]
     with clock("chunk"):
         chunks = chunker.chunk(parsed.document)
     timings.update(model_timings(model_stats_since(models_start, models_parsed)))

@@ -22,6 +22,10 @@ class SourceFile:
     data: bytes = field(repr=False)
     sha256: str
     media_type: str
+    #: ``False``: the document's page renders keep their ids and recipes but not their pixels
+    #: (for an ingestion whose store keeps recipes and which shows no page to a model; see
+    #: :meth:`DocumentBuilder.add_asset`).
+    page_pixels: bool = True
 
     @property
     def doc_id(self) -> str:
@@ -40,6 +44,7 @@ class SourceFile:
             sha256=self.sha256,
             parser=parser,
             size_bytes=len(self.data),
+            keep_page_pixels=self.page_pixels,
         )
 
 

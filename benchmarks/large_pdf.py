@@ -150,6 +150,19 @@ def at_pages(samples: list[Sample], pages: int, share: float) -> Sample | None:
     return next((s for s in samples if s.pages_parsed >= want), None)
 
 
+def peak_by_stage(samples: list[Sample]) -> list[dict[str, Any]]:
+    """The highest parent and worker RSS seen while each stage was the latest one reported, in
+    the order the stages came (the parent's memory is its own: embedding, graph, store)."""
+    peaks: dict[str, dict[str, Any]] = {}
+    for s in samples:
+        row = peaks.setdefault(
+            s.stage, {"stage": s.stage, "from_s": round(s.t, 1), "parent_mb": 0.0, "worker_mb": 0.0}
+        )
+        row["parent_mb"] = round(max(row["parent_mb"], s.parent_mb), 1)
+        row["worker_mb"] = round(max(row["worker_mb"], workers_max(s)), 1)
+    return list(peaks.values())
+
+
 def workers_total(sample: Sample) -> float:
     return sum(sample.workers_mb.values())
 
@@ -248,8 +261,15 @@ def run(pdf: Path, workers: int, collection: Path) -> dict[str, Any]:
         "rss_by_time": by_time,
         "rss_by_pages": by_pages,
         "stages": stages,
+        "peak_by_stage": peak_by_stage(samples),
         "samples": [
-            [round(s.t, 2), round(s.parent_mb, 1), round(workers_total(s), 1), s.pages_parsed]
+            [
+                round(s.t, 2),
+                round(s.parent_mb, 1),
+                round(workers_total(s), 1),
+                s.pages_parsed,
+                s.stage,
+            ]
             for s in samples
         ],
     }
@@ -302,6 +322,18 @@ def markdown(result: dict[str, Any]) -> str:
         out.append(
             f"| {row['pages']} ({row['share']:.0%}) | {row['t_s']} | {row['parent_mb']} | "
             f"{row['worker_max_mb']} |"
+        )
+    out += [
+        "",
+        "Peak RSS while each stage was under way (by the latest progress event; `optimize` is "
+        "the collection's final indexing step):",
+        "",
+        "| stage | from s | parent MiB | busiest worker MiB |",
+        "|---|---:|---:|---:|",
+    ]
+    for row in r.get("peak_by_stage", []):
+        out.append(
+            f"| {row['stage']} | {row['from_s']} | {row['parent_mb']} | {row['worker_mb']} |"
         )
     out += ["", "Stages of the file (wall and CPU seconds):", ""]
     out += ["| stage | wall s | CPU s |", "|---|---:|---:|"]

@@ -46,7 +46,7 @@ def test_report_structure_is_valid(parsed_report: ParsedDocument) -> None:
     doc = parsed_report.document
     doc.validate_structure()
     assert doc.page_count == 3
-    assert doc.parser == "pdf/6"
+    assert doc.parser == "pdf/7"
     assert parsed_report.warnings == []
     assert [e.order for e in doc.elements] == list(range(len(doc.elements)))
 
@@ -350,3 +350,22 @@ def test_real_documents(shared_data: Path, parse_pdf: Parse) -> None:
     chapter = next(s for s in doc.sections if s.title == "1 Introduction and preliminaries")
     assert chapter.level == 1
     assert "1.1 The R environment" in [s.title for s in doc.children(chapter.id)]
+
+
+def test_row_labels_left_of_shaded_number_columns_join_the_table(
+    tmp_path: Path, parse_pdf: Parse
+) -> None:
+    """Bands shade only the figures; the labels on their left are the table's first column,
+    while a column of prose beside such a table stays prose."""
+    pdf = pdfgen.make_shaded_statement(tmp_path / "statement.pdf")
+    table = _kinds(parse_pdf(pdf, render_pages=False), ElementKind.TABLE)
+    assert len(table) == 1 and table[0].markdown is not None
+    for label, this_year, last_year in pdfgen.STATEMENT_ROWS:
+        assert f"| {label} | {this_year} | {last_year} |" in table[0].markdown
+
+    beside = pdfgen.make_shaded_statement(tmp_path / "beside.pdf", prose_beside=True)
+    parsed = parse_pdf(beside, render_pages=False)
+    (numbers,) = _kinds(parsed, ElementKind.TABLE)
+    assert "Management" not in (numbers.markdown or "")
+    assert numbers.markdown is not None and "| 6,489 | 7,500 |" in numbers.markdown
+    assert any("Management discusses" in e.text for e in _kinds(parsed, ElementKind.PARAGRAPH))

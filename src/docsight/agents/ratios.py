@@ -105,7 +105,7 @@ _STATEMENT = {
 #: towards the statement ("accounts receivable" alone finds the notes about receivables).
 _ANCHORS = {
     "balance": ("total current assets", "total current liabilities"),
-    "income": ("revenues", "net income"),
+    "income": ("revenues", "cost of sales", "operating income", "net income"),
     "cash flows": ("net cash provided by operating activities",),
 }
 _SEARCH_WORDS = {

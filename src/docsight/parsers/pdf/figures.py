@@ -20,7 +20,7 @@ from docsight.document.model import ElementKind
 from docsight.parsers.pdf.extract import Objects
 from docsight.parsers.pdf.layout import Line, Word, group_lines, inside
 from docsight.parsers.pdf.page import Atom, Page, Rect, intersects
-from docsight.parsers.pdf.tables import banded_table, table_atom
+from docsight.parsers.pdf.tables import banded_table, table_atom, with_row_labels
 from docsight.parsers.textutil import clean_text
 from docsight.settings import ParseSettings
 
@@ -50,6 +50,9 @@ def add_figures(
         box = grown
         banded = banded_table(objects, box, lines)
         if banded is not None:
+            labelled = with_row_labels(box, banded, free)
+            if labelled is not None:
+                box, banded = labelled
             if settings.extract_tables:  # otherwise its words stay ordinary text
                 page.atoms.append(table_atom(box, banded, crop(box)))
             continue

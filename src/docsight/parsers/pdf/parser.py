@@ -43,7 +43,7 @@ from docsight.parsers.pdf.page import Page, Rect
 from docsight.parsers.pdf.reading import order_units
 from docsight.parsers.pdf.roles import assign_roles
 from docsight.parsers.pdf.scan import OcrRun, apply_hints, layout_scanned, ocr_page, wants_ocr
-from docsight.parsers.pdf.tables import find_tables, table_atom
+from docsight.parsers.pdf.tables import find_tables, table_atom, with_row_labels
 from docsight.parsers.pdf.visibility import VisibilityCheck
 from docsight.parsers.textutil import clean_text, squash_spaces
 from docsight.settings import ParseSettings
@@ -64,8 +64,9 @@ class PdfParser:
     uses_ocr = True
     # 2: figure labels as text, the shared caption rule; 3: Markdown lists; 4: OCR of pages
     # without a text layer; 5: hidden text flagged and kept out of the flow; 6: a chart's title
-    # is its caption, not a section heading
-    version = "6"
+    # is its caption, not a section heading; 7: row labels left of a table's ruled or shaded
+    # number columns belong to the table
+    version = "7"
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
@@ -299,6 +300,11 @@ def _find_atoms(
 
     # Tables are located even when not extracted, so their rules never pass for a chart.
     tables = find_tables(plumber_page, objects, page, words)
+    for i, (box, rows) in enumerate(tables):
+        loose = [w for w in words if not any(inside(w, b) for b, _ in tables)]
+        labelled = with_row_labels(box, rows, loose + [w for w in words if inside(w, box)])
+        if labelled is not None:
+            tables[i] = labelled
     if settings.extract_tables:
         for box, rows in tables:
             page.atoms.append(table_atom(box, normalize_rows(rows), crop(box)))

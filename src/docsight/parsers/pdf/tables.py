@@ -154,6 +154,48 @@ def banded_table(objects: Objects, box: Rect, lines: list[Line]) -> list[list[st
     return rows if len(rows) >= 3 and _plausible(rows) else None
 
 
+def with_row_labels(
+    box: Rect, rows: list[list[str]], words: Sequence[Word]
+) -> tuple[Rect, list[list[str]]] | None:
+    """The table grown leftwards over its row labels, when its rules or bands cover only the
+    number columns and the labels sit to the left as loose text (financial statements often
+    shade or rule just the figures). ``None`` when the table already has a text column or the
+    words on its left are not labels of its rows.
+
+    A label column is told from a neighbouring column of prose by alignment: most of the
+    table's rows have a line on their left at the same height, and most of those lines sit at
+    a row's height (prose beside a table keeps its own line pitch).
+    """
+    body = rows[1:] if len(rows) > 2 else rows
+    if len(body) < 3 or not all(is_numeric_cell(r[0]) for r in body):
+        return None
+    inner = group_lines([w for w in words if inside(w, box, 0.0)])
+    left = group_lines(
+        [w for w in words if w.x1 <= box[0] + 1 and w.top >= box[1] - 2 and w.bottom <= box[3] + 2]
+    )
+    if len(inner) < 3 or not left:
+        return None
+
+    def aligned(ln: Line, others: Sequence[Line]) -> bool:
+        mid = (ln.top + ln.bottom) / 2
+        return any(abs(mid - (o.top + o.bottom) / 2) <= 0.35 * max(ln.height, 1.0) for o in others)
+
+    labelled = sum(1 for ln in inner if aligned(ln, left)) / len(inner)
+    matching = sum(1 for ln in left if aligned(ln, inner)) / len(left)
+    if labelled < 0.7 or matching < 0.6:
+        return None
+    grown = (min(ln.x0 for ln in left) - 1, box[1], box[2], box[3])
+    lines = group_lines([w for w in words if inside(w, grown, 0.0)])
+    table = normalize_rows(grid_from_lines(lines))
+    return (grown, table) if _plausible(table) and len(table[0]) > len(rows[0]) else None
+
+
+def is_numeric_cell(cell: str) -> bool:
+    """A figure, a year, a dash or nothing: what a statement's number columns hold."""
+    text = cell.replace("$", "").replace("%", "").replace(",", "").strip(" ()")
+    return not text or text in ("—", "–", "-") or text.replace(".", "", 1).lstrip("-").isdigit()
+
+
 # --- tables drawn with horizontal rules only -----------------------------------------------------
 
 

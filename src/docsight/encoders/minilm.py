@@ -60,6 +60,10 @@ def tokenizer_path() -> Path:
     )
 
 
+#: Texts tokenized at a time before their Encoding objects are reduced to id arrays.
+_TOKENIZE_SLICE = 512
+
+
 class MiniLMEncoder:
     name = "minilm-onnx"
 
@@ -113,21 +117,28 @@ class MiniLMEncoder:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         self._load()
-        encodings = self._tokenizer.encode_batch([t or " " for t in texts])
+        # Token ids only, as compact arrays: the tokenizer's Encoding objects cost ~35 KB a text
+        # (200 MB for a 1,000-page report's chunks) and are dropped a slice at a time.
+        tokens: list[np.ndarray] = []
+        for start in range(0, len(texts), _TOKENIZE_SLICE):
+            piece = [t or " " for t in texts[start : start + _TOKENIZE_SLICE]]
+            tokens.extend(
+                np.asarray(e.ids, dtype=np.int32) for e in self._tokenizer.encode_batch(piece)
+            )
         # Batches of inputs of similar *token* length waste little compute on padding. Sorting by
         # characters is not enough: a line of numbers or dot leaders is short in characters and
         # long in tokens, and one such input padded a whole batch to 256 tokens.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(texts)), key=lambda i: len(tokens[i]))
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         batch = self.settings.batch_size
         for start in range(0, len(order), batch):
             idx = order[start : start + batch]
-            width = max(len(encodings[i].ids) for i in idx)
+            width = max(len(tokens[i]) for i in idx)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
             for row, i in enumerate(idx):
-                n = len(encodings[i].ids)
-                ids[row, :n] = encodings[i].ids
+                n = len(tokens[i])
+                ids[row, :n] = tokens[i]
                 mask[row, :n] = 1
             feeds = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._input_names:

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from docsight.agents.answer import Source
+from docsight.agents.tables import number_value
 
 #: Statement lines as filings label them, most specific first. A label must be followed by the
 #: line's numbers (at least two: statements always show a comparative year), so a sentence that
@@ -376,20 +377,9 @@ _PATTERNS = {line: [_line_pattern(label) for label in labels] for line, labels i
 
 
 def _numbers(run: str) -> tuple[float, ...]:
-    out: list[float] = []
-    for token in re.findall(_NUM, run):
-        token = token.strip()
-        if token in ("—", "-"):
-            out.append(0.0)
-            continue
-        negative = token.startswith("(") and token.endswith(")")
-        digits = re.sub(r"[^\d.]", "", token)
-        try:
-            number = float(digits)
-        except ValueError:
-            continue
-        out.append(-number if negative else number)
-    return tuple(out)
+    """The figures of a line's run of numbers; a dash is a zero."""
+    values = [0.0 if t.strip() in ("—", "-") else number_value(t) for t in re.findall(_NUM, run)]
+    return tuple(v for v in values if v is not None)
 
 
 def _years(text: str) -> tuple[int, ...]:

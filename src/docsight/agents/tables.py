@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from docsight.agents.question import Intent
+from docsight.document.tables import is_number
 from docsight.document.text import content_terms, idf_weights
 
-_NUMBER = re.compile(r"^[(\-−–]?[$€£¥]?\s*-?\d[\d,]*(?:\.\d+)?\s*%?\)?$")
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 #: A row or column needs at least this share of the question's (weighted) terms to count.
 MIN_MATCH = 0.15
@@ -51,10 +51,6 @@ class CellAnswer:
     def quote(self) -> str:
         where = f"{self.row} — {self.column}" if self.column else self.row
         return f"{where}: {self.value}"
-
-
-def is_number(cell: str) -> bool:
-    return bool(_NUMBER.match(cell.strip()))
 
 
 def number_value(cell: str) -> float | None:

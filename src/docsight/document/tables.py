@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+
+#: A cell holding one figure: "1,975", "$ 6,489", "(26)", "-3.5", "12 %".
+_NUMBER = re.compile(r"^[(\-−–]?[$€£¥]?\s*-?\d[\d,]*(?:\.\d+)?\s*%?\)?$")
+
+
+def is_number(cell: str) -> bool:
+    """Whether ``cell`` is a single figure (with its currency, sign, brackets or percent)."""
+    return bool(_NUMBER.match(cell.strip()))
 
 
 def _cell(value: object) -> str:

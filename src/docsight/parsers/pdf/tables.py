@@ -15,7 +15,7 @@ from statistics import median
 from typing import Any
 
 from docsight.document.model import ElementKind
-from docsight.document.tables import normalize_rows, rows_to_markdown, rows_to_text
+from docsight.document.tables import is_number, normalize_rows, rows_to_markdown, rows_to_text
 from docsight.parsers.pdf.extract import Objects
 from docsight.parsers.pdf.layout import Line, Word, gaps_between, group_lines, inside, overlap
 from docsight.parsers.pdf.page import Atom, Page, Rect, intersects
@@ -191,9 +191,9 @@ def with_row_labels(
 
 
 def is_numeric_cell(cell: str) -> bool:
-    """A figure, a year, a dash or nothing: what a statement's number columns hold."""
-    text = cell.replace("$", "").replace("%", "").replace(",", "").strip(" ()")
-    return not text or text in ("—", "–", "-") or text.replace(".", "", 1).lstrip("-").isdigit()
+    """A figure, a dash, a lone unit or nothing: what a statement's number columns hold."""
+    text = cell.strip()
+    return not text or text in ("—", "–", "-", "$", "%") or is_number(text)
 
 
 # --- tables drawn with horizontal rules only -----------------------------------------------------

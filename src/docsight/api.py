@@ -66,11 +66,18 @@ class DocSight:
         configured ones (any object keeping the ``llm.base.ChatModel`` contract, such as
         ``llm.scripted.ScriptedChat`` in tests); ``visual``: a page-image encoder to use
         instead of the configured one (``DOCSIGHT_VISUAL_*``)."""
+        from docsight.index.location import open_location
+
         settings = settings.model_copy(deep=True) if settings is not None else Settings()
         if collection_dir is not None:
-            settings.collection_dir = Path(collection_dir)
+            settings.collection_dir = collection_dir  # a directory or a URI (s3://, gs://, az://)
         self.settings = settings
-        self.path = Path(settings.collection_dir)
+        #: The collection: a directory, or for a collection on object storage its URI (``str``).
+        self.path: Any = settings.collection_dir
+        self.location = open_location(settings.collection_dir, settings.work_dir)
+        #: Caches and sessions: the collection directory itself, or for a remote collection a
+        #: local directory derived from its URI (``DOCSIGHT_WORK_DIR``).
+        self.work_dir: Path = self.location.work_dir
         self._store: Store | None = None
         self._encoder: Encoder | None = None
         self._chat: Any = chat
@@ -89,11 +96,13 @@ class DocSight:
             if self._store is None:
                 from docsight.index import STORES
 
+                remote = {"work_dir": self.work_dir} if self.location.remote else {}
                 self._store = STORES.create(
                     self.settings.store,
                     self.path,
                     vector_index_min_rows=self.settings.retrieval.vector_index_min_rows,
                     render_cache_mb=self.settings.render_cache_mb,
+                    **remote,
                 )
             return self._store
 
@@ -123,7 +132,7 @@ class DocSight:
                 from docsight.llm import create_chat_model
 
                 self._chat = create_chat_model(
-                    self.settings.llm, cache_path=self.path / "cache" / "llm.sqlite"
+                    self.settings.llm, cache_path=self.work_dir / "cache" / "llm.sqlite"
                 )
             return self._chat
 
@@ -134,7 +143,7 @@ class DocSight:
                 from docsight.llm.client import OpenAIChatClient
 
                 self._vlm_chat = OpenAIChatClient(
-                    self.settings.vlm, self.path / "cache" / "llm.sqlite"
+                    self.settings.vlm, self.work_dir / "cache" / "llm.sqlite"
                 )
             return self._vlm_chat
 
@@ -152,6 +161,18 @@ class DocSight:
             raise self._not_found()
 
     def _not_found(self) -> CollectionNotFoundError:
+        if self.location.remote:
+            bucket = self.location.bucket  # type: ignore[attr-defined]
+            if not self.location.bucket_exists():  # type: ignore[attr-defined]
+                return CollectionNotFoundError(
+                    f"no collection at {self.path}: there is no bucket {bucket} at the "
+                    "endpoint (AWS_ENDPOINT_URL for S3); check --collection or create the bucket"
+                )
+            return CollectionNotFoundError(
+                f"no collection at {self.path} (nothing stored under that prefix); check "
+                "--collection (or $DOCSIGHT_COLLECTION_DIR), or create one with "
+                "`docsight ingest PATH`"
+            )
         where = self.path.resolve()
         why = "" if self.path.exists() else " (no such directory)"
         return CollectionNotFoundError(
@@ -172,6 +193,17 @@ class DocSight:
     # --- writing -------------------------------------------------------------------------------
 
     def _writer_lock(self) -> Any:
+        if self.location.remote:
+            # A file lock needs a local disk: a remote collection is guarded by a lease object.
+            from docsight.index.lease import NoGuard, WriterLease
+
+            if self.settings.remote_lock == "none":
+                return NoGuard()
+            return WriterLease(
+                self.location,  # type: ignore[arg-type]
+                ttl=self.settings.lease_seconds,
+                wait=self.settings.lock_timeout,
+            )
         from filelock import FileLock
 
         self.path.mkdir(parents=True, exist_ok=True)
@@ -225,7 +257,7 @@ class DocSight:
                 from docsight.index.visual import mismatch_message
 
                 raise ConfigurationError(mismatch_message(self.path, bound, visual.fingerprint))
-            cache_dir = self.path / "cache"
+            cache_dir = self.work_dir / "cache"
             inline = self.settings.ingest.isolation == "none"
             setup = WorkerSetup(
                 self.settings, cache_dir / "artifacts.sqlite", cache_dir / "llm.sqlite"
@@ -313,15 +345,17 @@ class DocSight:
         files to ingest again. The writer lock is held throughout, so a write in progress is
         never mistaken for damage; a read-only collection is checked without it.
         """
-        from docsight.errors import ReadOnlyCollectionError
+        from docsight.errors import MissingDependencyError, ReadOnlyCollectionError
 
         self._require_collection()
         try:
             lock = self._locked()
-        except ReadOnlyCollectionError:
+        except (ReadOnlyCollectionError, MissingDependencyError):
             if repair:
                 raise
-            lock = None  # nobody can write to it either
+            # Nobody can write to it either; or, remotely, this install cannot take the writer
+            # lease (no boto3), which a read-only check can do without.
+            lock = None
         try:
             before = self.store.check() if repair else None
             actions: list[str] = []
@@ -345,6 +379,8 @@ class DocSight:
                 if (p.code, p.table, p.doc_id) not in left
             ]
             report.reingest = reingest
+        if self.location.remote:
+            report.work_dir = str(self.work_dir)
         configured = self.encoder().fingerprint
         if report.encoder is not None and report.encoder != configured:
             report.problems.append(
@@ -427,7 +463,7 @@ class DocSight:
         """The collection's documents; empty for a collection directory with nothing stored yet,
         :class:`CollectionNotFoundError` when the directory does not exist (a mistyped path)."""
         if not self.store.exists:  # type: ignore[attr-defined]
-            if not self.path.exists():
+            if self.location.remote or not self.path.exists():
                 raise self._not_found()
             return []
         return self.store.list_documents()
@@ -458,7 +494,10 @@ class DocSight:
 
     def info(self) -> CollectionStats:
         self._require_collection()
-        return self.store.stats()
+        stats = self.store.stats()
+        if self.location.remote:
+            stats.work_dir = str(self.work_dir)
+        return stats
 
     def search(
         self,
@@ -534,7 +573,7 @@ class DocSight:
 
         with self._lock:
             if self._image_analyzer is None:
-                cache = JsonCache(self.path / "cache" / "artifacts.sqlite")
+                cache = JsonCache(self.work_dir / "cache" / "artifacts.sqlite")
                 self._image_analyzer = ImageQueryAnalyzer(
                     self.settings.image, chat=self._vision_chat(), cache=cache
                 )
@@ -698,7 +737,7 @@ class DocSight:
         from docsight.query.question import clean_question
 
         self._require_collection()
-        sessions = SessionStore(self.path)
+        sessions = SessionStore(self.work_dir)
         conversation = (
             self._conversation(sessions, session) if session else Conversation(id=new_session_id())
         )
@@ -729,7 +768,7 @@ class DocSight:
         from docsight.index.sessions import SessionStore
 
         self._require_collection()
-        return self._conversation(SessionStore(self.path), session)
+        return self._conversation(SessionStore(self.work_dir), session)
 
     @staticmethod
     def _conversation(sessions: Any, session: str) -> Any:

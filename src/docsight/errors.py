@@ -163,6 +163,28 @@ class CollectionLockedError(StoreError):
     code = "collection_locked"
 
 
+class CollectionLeasedError(CollectionLockedError):
+    """Another writer holds the lease of a collection on object storage; the message says who,
+    since when and when the lease expires."""
+
+    code = "collection_leased"
+
+
+class RemoteStorageError(StoreError):
+    """Object storage holding the collection cannot be reached or refused a request (a wrong
+    endpoint, missing credentials, no such bucket)."""
+
+    code = "remote_storage"
+
+
+class RemoteUnsupportedError(StoreError):
+    """Something a collection on object storage cannot do; the message names the reason and
+    the setting or command that gets around it (a usage error: exit status 2)."""
+
+    code = "remote_unsupported"
+    exit_status = 2
+
+
 class DocumentNotFoundError(StoreError):
     """No document by that name, id or page; the message names the closest names."""
 

@@ -523,12 +523,29 @@ class Settings(_Settings):
         env_prefix="DOCSIGHT_", extra="ignore", validate_assignment=True
     )
 
-    collection_dir: Path = Path(".docsight")
+    #: A local directory, or a URI on object storage (``s3://bucket/prefix``, ``gs://``,
+    #: ``az://``): kept as a ``Path`` for a directory and as the URI string otherwise.
+    collection_dir: Path | str = Path(".docsight")
     store: str = "lance"
-    #: Seconds a writer waits for another writer's lock before failing.
+    #: Seconds a writer waits for another writer's lock (or remote lease) before failing.
     lock_timeout: float = Field(default=30.0, ge=0)
+    #: Local working directory of a collection on object storage (caches, sessions, local
+    #: copies of kept files); default: under ~/.cache/docsight/collections, named after the URI.
+    work_dir: Path | None = None
+    #: The writer guard of a collection on object storage: ``lease`` (a lease object taken
+    #: with S3 conditional writes) or ``none`` (no guard: only when one writer at a time runs).
+    remote_lock: Literal["lease", "none"] = "lease"
+    #: Seconds a remote writer's lease lives without renewal (renewed every third of it).
+    lease_seconds: float = Field(default=60.0, ge=1)
     #: Page images and crops made from kept source files, cached in memory per process (MiB).
     render_cache_mb: float = Field(default=64.0, ge=0)
+
+    @field_validator("collection_dir", mode="before")
+    @classmethod
+    def _collection_location(cls, value: Any) -> Any:
+        from docsight.index.location import normalize
+
+        return normalize(value) if isinstance(value, str | Path) else value
 
     llm: LLMSettings = Field(default_factory=LLMSettings)
     vlm: VLMSettings = Field(default_factory=VLMSettings)

@@ -59,7 +59,8 @@ DocOption = Annotated[
     ),
 ]
 _COLLECTION_HELP = (
-    "Collection directory \\[default: $DOCSIGHT_COLLECTION_DIR or ./.docsight]; accepted "
+    "Collection directory, or a URI such as s3://bucket/prefix \\[default: "
+    "$DOCSIGHT_COLLECTION_DIR or ./.docsight]; accepted "
     "before or after the command name."
 )
 CollectionOption = Annotated[

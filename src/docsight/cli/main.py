@@ -202,13 +202,13 @@ def remove(
     as_json: JsonOption = False,
 ) -> None:
     """Remove a document and everything derived from it, and free its space."""
-    from docsight.index.sources import disk_sizes
+    from docsight.index.sources import collection_bytes
 
     with cli_errors(as_json):
         ds = open_docsight(collection)
-        before = sum(disk_sizes(ds.path).values())
+        before = collection_bytes(ds.location)
         info = ds.remove(doc)
-        freed = max(0, before - sum(disk_sizes(ds.path).values()))
+        freed = max(0, before - collection_bytes(ds.location))
     if as_json:
         render.print_json(console, {"removed": info, "freed_bytes": freed})
     else:

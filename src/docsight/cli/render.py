@@ -265,6 +265,7 @@ def stats(console: Console, s: CollectionStats, extra: dict[str, str]) -> None:
         "visual encoder": _visual(s),
         "indexes": ", ".join(s.indexes) or "none",
         "size on disk": _sizes(s),
+        **({"working files": s.work_dir} if s.work_dir else {}),
         **extra,
     }
     for key, value in rows.items():
@@ -402,6 +403,8 @@ def check_report(console: Console, report: Any) -> None:
     )
     version = f"schema v{report.schema_version}" if report.schema_version is not None else ""
     console.print(f"[dim]{safe(report.path)}: {safe(counts or 'no tables')} {version}[/dim]")
+    if getattr(report, "work_dir", None):
+        console.print(f"[dim]working files (caches, sessions): {safe(report.work_dir)}[/dim]")
     if report.problems:
         table = Table(title="Problems", expand=False)
         table.add_column("severity")

@@ -62,6 +62,14 @@ def serve(
         from docsight.server.app import serve as run_server
 
         ds = open_docsight(collection)
+        if ds.location.remote:
+            from docsight.errors import RemoteUnsupportedError
+
+            raise RemoteUnsupportedError(
+                f"docsight serve keeps uploads and jobs in the collection directory, so it "
+                f"serves local collections only, not {ds.path}: serve a local collection, or "
+                "use the CLI or the Python API on the remote one"
+            )
         fresh = not ds.path.exists()
 
         def ready(url: str) -> None:

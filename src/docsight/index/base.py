@@ -81,6 +81,9 @@ class CollectionStats(BaseModel):
     #: The visual encoder of the page-image vectors, and how many pages have them.
     visual: VisualBinding | None = None
     page_vectors: int = 0
+    #: The local working directory of a collection on object storage (caches, sessions and
+    #: local copies of kept files); ``None`` for a local collection, whose directory holds all.
+    work_dir: str | None = None
 
 
 class CheckProblem(BaseModel):
@@ -120,6 +123,8 @@ class CheckReport(BaseModel):
     repairs: list[str] = Field(default_factory=list)
     #: Files to ingest again: their documents lost rows to damage and ``--repair`` removed them.
     reingest: list[str] = Field(default_factory=list)
+    #: The local working directory of a collection on object storage (see CollectionStats).
+    work_dir: str | None = None
 
     @property
     def errors(self) -> list[CheckProblem]:

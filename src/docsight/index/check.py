@@ -64,7 +64,8 @@ def _schema_difference(actual: pa.Schema, expected: pa.Schema, skip: set[str]) -
 class _Checker:
     def __init__(self, store: LanceStore) -> None:
         self.store = store
-        self.report = CheckReport(path=str(store.path.resolve()))
+        where = str(store.path.resolve()) if not store.remote else str(store.path)
+        self.report = CheckReport(path=where)
 
     def problem(self, code: str, message: str, **fields: Any) -> None:
         self.report.problems.append(CheckProblem(code=code, message=message, **fields))
@@ -72,7 +73,7 @@ class _Checker:
     def run(self) -> CheckReport:
         if not self._manifest():
             return self.report
-        if not (self.store.path / "tables").is_dir():
+        if not self.store.location.is_dir("tables"):
             return self.report  # nothing written yet (and reading must not create anything)
         unreadable, readable_rows = self._damage()
         tables = {
@@ -397,8 +398,6 @@ class _Checker:
 
     def _sources(self, tables: dict[str, Any], documents: dict[str, dict[str, Any]]) -> None:
         """Every document whose images are recipes has its file, whole; no file is left over."""
-        from docsight.index.sources import verify
-
         needed: set[str] = set()
         if "assets" in tables:
             rows = _read(tables["assets"], ["doc_id", "data", "render"])
@@ -421,8 +420,7 @@ class _Checker:
         sources = self.store.sources
         for doc_id in sorted(needed):
             sha256, media_type = files.get(doc_id, ("", ""))
-            path = sources.find(sha256, media_type) if sha256 else None
-            wrong = "missing" if path is None else verify(path, sha256)
+            wrong = sources.check(sha256, media_type) if sha256 else "missing"
             if wrong:
                 self.problem(
                     "missing_source",

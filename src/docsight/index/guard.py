@@ -23,6 +23,7 @@ from docsight.errors import (
     CollectionDamagedError,
     DocsightError,
     ReadOnlyCollectionError,
+    RemoteStorageError,
     StorageFullError,
 )
 
@@ -112,10 +113,30 @@ def _call(
             if mapped is not None:
                 raise mapped from exc
             failure = exc
+    if getattr(store, "remote", False):
+        # On object storage a failure with no damage behind it is the storage's (a request
+        # refused, the endpoint gone), and inspecting the tables may fail the same way.
+        try:
+            problems = store.damage()
+        except Exception:
+            problems = []
+        if problems:
+            raise damaged(store.path, problems) from failure
+        raise _remote_failure(store.path, doing, failure) from failure
     problems = store.damage()
     if problems:
         raise damaged(store.path, problems) from failure
     raise failure
+
+
+def _remote_failure(path: Any, doing: str, exc: BaseException) -> DocsightError:
+    from docsight.index.repair import lance_reason
+
+    return RemoteStorageError(
+        f"collection {path}: the object store failed ({doing}): {lance_reason(exc)}; check the "
+        "storage settings (for S3: AWS_ENDPOINT_URL, AWS_ALLOW_HTTP, AWS_REGION, "
+        "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
+    )
 
 
 def guard(cls: type, *, reads: Sequence[str], writes: Sequence[str]) -> None:

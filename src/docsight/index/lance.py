@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import os
-import shutil
 import threading
 import warnings
 import zlib
@@ -47,6 +46,7 @@ from docsight.index.base import (
     PageVectors,
 )
 from docsight.index.guard import guard
+from docsight.index.location import LocalLocation, Location, open_location
 from docsight.index.renders import Renderer
 from docsight.index.sources import SourceFiles, render_asset, stored_source
 from docsight.index.visual import PageVectorMethods
@@ -94,11 +94,21 @@ class LanceStore(PageVectorMethods):
         *,
         vector_index_min_rows: int = 50_000,
         render_cache_mb: float = 64.0,
+        work_dir: Path | None = None,
     ) -> None:
-        self.path = Path(path)
+        #: Where the shared part lives (a directory or a URI) and the local working part.
+        self.location: Location = open_location(path, work_dir)
+        #: The collection directory; for a remote collection its URI (a ``str``), which only
+        #: appears in messages: every file access goes through ``location``.
+        self.path: Any = (
+            self.location.root
+            if isinstance(self.location, LocalLocation)
+            else self.location.display
+        )
+        self.remote = self.location.remote
         self.vector_index_min_rows = vector_index_min_rows
         #: Source files kept for page images, and the renderer that makes images from them.
-        self.sources = SourceFiles(self.path)
+        self.sources = SourceFiles(self.location)
         self.renderer = Renderer(render_cache_mb)
         self._db: Any = None
         self._tables: dict[str, Any] = {}
@@ -110,6 +120,8 @@ class LanceStore(PageVectorMethods):
         #: Why collection.json had to be rebuilt from its backup or the tables (``None``: it
         #: was read as written); ``check`` reports it and any write puts the file back.
         self.manifest_problem: str | None = None
+        #: collection.json as this store last wrote it.
+        self._manifest_written: str | None = None
 
     def _forget_tables(self) -> None:
         """Drop open table handles, so the next read opens every table afresh."""
@@ -127,15 +139,15 @@ class LanceStore(PageVectorMethods):
     @property
     def exists(self) -> bool:
         # The tables are the collection: a lost collection.json is rebuilt, not "no collection".
-        return (self.path / MANIFEST).is_file() or bool(repair.table_dirs(self))
+        return self.location.is_file(MANIFEST) or bool(repair.table_dirs(self))
 
     def _read_manifest(self) -> dict[str, Any]:
         if self._manifest is None:
-            file = self.path / MANIFEST
+            file = self.path / MANIFEST if not self.remote else f"{self.path}/{MANIFEST}"
             manifest: Any = None
-            if file.is_file():
+            if self.location.is_file(MANIFEST):
                 try:
-                    manifest = json.loads(file.read_text())
+                    manifest = json.loads(self.location.read_text(MANIFEST))
                     if not isinstance(manifest, dict):
                         raise ValueError("not a JSON object")
                 except (OSError, ValueError) as exc:
@@ -162,15 +174,16 @@ class LanceStore(PageVectorMethods):
         return self._manifest
 
     def _write_manifest(self) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
         manifest = self._read_manifest()
         # An older readable version takes this version's number at its first write (v5 → v6).
         manifest["schema_version"] = S.STORE_SCHEMA_VERSION
         text = json.dumps(manifest, indent=2)
-        tmp = self.path / (MANIFEST + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, self.path / MANIFEST)  # atomic: readers see the old or the new file
+        if self.remote and text == self._manifest_written and not self.manifest_problem:
+            return  # every document's write would cost two requests for the same bytes
+        # Atomic: readers see the old or the new file (a rename locally, one PUT remotely).
+        self.location.write_text(MANIFEST, text)
         self.manifest_problem = None
+        self._manifest_written = text
         repair.backup_collection_manifest(self, text)
 
     def _connect(self) -> Any:
@@ -178,9 +191,17 @@ class LanceStore(PageVectorMethods):
             import lancedb
 
             self._read_manifest()
-            self.path.mkdir(parents=True, exist_ok=True)
+            if not self.remote:
+                self.path.mkdir(parents=True, exist_ok=True)
+                where: Any = self.path / "tables"
+            else:
+                where = self.location.lance_uri("tables")
             # Re-check table versions on every read so a long-lived reader sees other writers.
-            self._db = lancedb.connect(self.path / "tables", read_consistency_interval=timedelta(0))
+            self._db = lancedb.connect(
+                where,
+                read_consistency_interval=timedelta(0),
+                storage_options=self.location.storage_options() or None,
+            )
         return self._db
 
     def _table(self, name: str) -> Any | None:
@@ -188,7 +209,7 @@ class LanceStore(PageVectorMethods):
         with self._lock:
             if name not in self._tables:
                 db = self._connect()
-                if name not in db.list_tables().tables or repair.unfinished(self._table_dir(name)):
+                if name not in db.list_tables().tables or repair.unfinished_table(self, name):
                     return None
                 self._tables[name] = db.open_table(name)
             return self._tables[name]
@@ -197,10 +218,10 @@ class LanceStore(PageVectorMethods):
         with self._lock:
             table = self._table(name)
             if table is None:
-                folder = self._table_dir(name)
-                if folder.is_dir() and repair.unfinished(folder):
+                folder = f"tables/{name}.lance"
+                if self.location.is_dir(folder) and repair.unfinished_table(self, name):
                     # A creation killed before its first commit: nothing in it to keep.
-                    shutil.rmtree(folder)
+                    self.location.delete_tree(folder)
                 table = self._connect().create_table(name, schema=schema, exist_ok=True)
                 self._tables[name] = table
             return table
@@ -224,7 +245,7 @@ class LanceStore(PageVectorMethods):
                 f"(dim {current['dim']}); the configured encoder is {fingerprint} (dim {dim}). "
                 "Use the same encoder or a new collection."
             )
-        elif not (self.path / MANIFEST).is_file() or self.manifest_problem:
+        elif not self.location.is_file(MANIFEST) or self.manifest_problem:
             self._write_manifest()
 
     def _dim(self) -> int:
@@ -324,7 +345,9 @@ class LanceStore(PageVectorMethods):
             # Nothing was committed: remove the partial files (a full disk stays as full as it
             # was, not fuller with bytes no version will ever reference).
             with _quiet():
-                if self._table(name) is None or self._table(name).version == version:
+                if self.remote:
+                    pass  # object stores have no partial files to scrub (uploads are whole)
+                elif self._table(name) is None or self._table(name).version == version:
                     repair.scrub_failed_write(self._table_dir(name), started)
             raise
 

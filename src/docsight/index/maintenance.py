@@ -52,8 +52,8 @@ def recover(store: LanceStore) -> int:
         orphans.update(set(pc.unique(ids).to_pylist()) - stored)
     orphans.discard(None)  # type: ignore[arg-type]
     with store._lock:
-        if (store.path / "tables").is_dir() and (
-            not (store.path / MANIFEST).is_file() or store.manifest_problem
+        if store.location.is_dir("tables") and (
+            not store.location.is_file(MANIFEST) or store.manifest_problem
         ):
             store._write_manifest()
         for doc_id in sorted(superseded):
@@ -118,8 +118,10 @@ def optimize(store: LanceStore) -> list[str]:
             table = store._table(name)
             if table is None:
                 continue
-            needed = int(repair.dir_bytes(store._table_dir(name)) * 1.2) + _HEADROOM
-            free = repair.free_bytes(store.path)
+            # Object storage has no free space to run out of: only a local disk is measured.
+            free = None if store.remote else repair.free_bytes(store.path)
+            needed = 0 if store.remote else int(repair.dir_bytes(store._table_dir(name)) * 1.2)
+            needed += _HEADROOM
             if free is not None and free < needed:
                 skipped.append(
                     f"table {name} was not compacted or reindexed: {free >> 20} MiB free, "
@@ -140,7 +142,11 @@ def optimize(store: LanceStore) -> list[str]:
                         # more version: a second pass (nothing left to compact) prunes that.
                         table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
             except Exception as exc:
-                if os_errno(exc) is not None and store._table(name).version == version:
+                if (
+                    not store.remote
+                    and os_errno(exc) is not None
+                    and store._table(name).version == version
+                ):
                     repair.scrub_failed_write(store._table_dir(name), started)
                 raise
         repair.backup_manifests(store)

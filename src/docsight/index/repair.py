@@ -91,9 +91,16 @@ def lance_reason(exc: BaseException) -> str:
     return text[:300]
 
 
-def table_dirs(store: LanceStore) -> dict[str, Path]:
+def table_dirs(store: LanceStore) -> dict[str, Any]:
     """Every table directory, whether or not Lance can open it, except tables whose creation
-    was cut short (see :func:`unfinished`): those never held anything."""
+    was cut short (see :func:`unfinished`): those never held anything. For a remote collection
+    the values are the folders' paths relative to the collection."""
+    if store.remote:
+        return {
+            name[: -len(".lance")]: f"tables/{name}"
+            for name in store.location.children("tables")
+            if name.endswith(".lance") and not unfinished_table(store, name[: -len(".lance")])
+        }
     root = store.path / "tables"
     if not root.is_dir():
         return {}
@@ -113,6 +120,15 @@ def unfinished(table_dir: Path) -> bool:
     data = table_dir / "data"
     holds_data = data.is_dir() and any(data.iterdir())
     return not committed and not holds_data
+
+
+def unfinished_table(store: LanceStore, name: str) -> bool:
+    """:func:`unfinished` for the table ``name`` of a local or remote collection."""
+    if not store.remote:
+        return unfinished(store._table_dir(name))
+    folder = f"tables/{name}.lance"
+    committed = any(n.endswith(".manifest") for n in store.location.children(f"{folder}/_versions"))
+    return not committed and not store.location.children(f"{folder}/data")
 
 
 def read_rows(table: Any, columns: list[str], rowids: list[int] | None) -> pa.Table:
@@ -188,7 +204,8 @@ def _probe_indexes(
     damages = []
     for index in table.list_indices():
         try:
-            _check_index_files(store.path / "tables" / f"{name}.lance", index)
+            if not store.remote:  # remotely the probe query below finds a truncated file
+                _check_index_files(store.path / "tables" / f"{name}.lance", index)
             if index.index_type == "FTS":
                 _probe_text(table, readable)
             elif "vector" in index.columns:
@@ -264,13 +281,22 @@ def repair(store: LanceStore, damages: list[TableDamage]) -> list[str]:
 def _manifests(versions: Path) -> list[tuple[int, Path]]:
     """(version, file) newest first; Lance names them ``N.manifest`` or, in its v2 scheme,
     ``(2**64 - 1 - N).manifest`` so that the newest sorts first."""
+    files = {file.name: file for file in versions.glob("*.manifest")}
+    return [(number, files[name]) for number, name in _manifest_names(list(files))]
+
+
+def _manifest_names(names: Iterable[str]) -> list[tuple[int, str]]:
+    """(version, file name) of the manifests among ``names``, newest first."""
     found = []
-    for file in versions.glob("*.manifest"):
+    for name in names:
+        stem, dot, suffix = name.rpartition(".")
+        if not dot or suffix != "manifest":
+            continue
         try:
-            number = int(file.stem)
+            number = int(stem)
         except ValueError:
             continue
-        found.append((_U64_MAX - number if number > 2**63 else number, file))
+        found.append((_U64_MAX - number if number > 2**63 else number, name))
     return sorted(found, reverse=True)
 
 
@@ -287,6 +313,15 @@ def _opens_whole(store: LanceStore, name: str) -> bool:
 
 
 def _repair_unreadable(store: LanceStore, name: str, stamp: str) -> str:
+    if store.remote:
+        from docsight.errors import RemoteUnsupportedError
+
+        raise RemoteUnsupportedError(
+            f"table {name} of {store.path} cannot be opened, and `check --repair` rolls a table "
+            "back by moving its damaged manifests aside, which it does on a local directory "
+            "only: copy the collection to a local directory, repair it there and copy it back, "
+            "or ingest its files again into a new collection"
+        )
     table_dir = store.path / "tables" / f"{name}.lance"
     versions = table_dir / "_versions"
     moved: list[int] = []
@@ -359,6 +394,9 @@ def _rebuild_index(store: LanceStore, damage: TableDamage) -> str:
 def backup_manifests(store: LanceStore) -> None:
     """Copy each table's newest manifest to ``recovery/`` (a few kilobytes): if that manifest is
     later damaged and no older version is left, repair can put it back."""
+    if store.remote:
+        _backup_remote_manifests(store)
+        return
     for name, table_dir in table_dirs(store).items():
         found = _manifests(table_dir / "_versions")
         if not found:
@@ -377,22 +415,34 @@ def backup_manifests(store: LanceStore) -> None:
             log.warning("could not back up the manifest of table %s: %s", name, exc)
 
 
+def _backup_remote_manifests(store: LanceStore) -> None:
+    for name, folder in table_dirs(store).items():
+        found = _manifest_names(store.location.children(f"{folder}/_versions"))
+        if not found:
+            continue
+        target = f"{RECOVERY_DIR}/tables/{name}.lance"
+        newest = found[0][1]
+        try:
+            store.location.copy(f"{folder}/_versions/{newest}", f"{target}/{newest}")
+            for old in store.location.children(target):
+                if old != newest:
+                    store.location.delete(f"{target}/{old}")
+        except OSError as exc:
+            log.warning("could not back up the manifest of table %s: %s", name, exc)
+
+
 def backup_collection_manifest(store: LanceStore, text: str) -> None:
-    target = store.path / RECOVERY_DIR
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        tmp = target / "collection.json.tmp"
-        tmp.write_text(text)
-        os.replace(tmp, target / "collection.json")
+        # Locally: a temporary file renamed into place; remotely: one whole upload.
+        store.location.write_text(f"{RECOVERY_DIR}/collection.json", text)
     except OSError as exc:
         log.warning("could not back up collection.json: %s", exc)
 
 
 def rebuilt_manifest(store: LanceStore) -> dict[str, Any]:
     """collection.json as it was last backed up, or as the tables say (no encoder known)."""
-    backup = store.path / RECOVERY_DIR / "collection.json"
     with contextlib.suppress(OSError, ValueError):
-        data = json.loads(backup.read_text())
+        data = json.loads(store.location.read_text(f"{RECOVERY_DIR}/collection.json"))
         if isinstance(data, dict) and data.get("schema_version") in S.READABLE_SCHEMA_VERSIONS:
             return data
     return {"schema_version": S.STORE_SCHEMA_VERSION, "encoder": None}
@@ -477,9 +527,10 @@ def repair_collection(store: LanceStore) -> tuple[list[str], list[str]]:
         info = _document_info(store, doc_id)
         if info is not None and doc_id in bad_files:
             # A damaged kept file is set aside like a damaged table, never deleted.
-            kept = store.sources.find(info["sha256"], info["media_type"])
-            if kept is not None:
-                _set_aside(store, kept, datetime.now(UTC).strftime("%Y%m%dT%H%M%S"))
+            kept = store.sources.key(info["sha256"], info["media_type"])
+            if store.location.is_file(kept):
+                stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+                store.location.move(kept, f"{DAMAGED_DIR}/{stamp}/{kept}")
         store.delete_document(doc_id)
         name, source = (info["name"], info["source"]) if info else (doc_id[:12], None)
         actions.append(

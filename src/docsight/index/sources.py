@@ -25,6 +25,7 @@ from docsight.document.model import Asset
 from docsight.errors import IngestError
 from docsight.index.base import CollectionStats
 from docsight.index.guard import damaged
+from docsight.index.location import LocalLocation, Location
 
 if TYPE_CHECKING:
     from docsight.index.lance import LanceStore
@@ -38,24 +39,57 @@ _EXTENSIONS = {
     "image/tiff": ".tif",
 }
 _TMP = ".tmp-"
+_DAMAGED = "its bytes do not match its hash (damaged)"
 
 
 class SourceFiles:
-    """The ``sources`` directory of a collection."""
+    """The ``sources`` directory of a collection (a prefix of a remote one, whose files are
+    fetched into its working directory when a renderer needs them)."""
 
-    def __init__(self, collection: Path) -> None:
-        self.root = Path(collection) / SOURCES_DIR
+    def __init__(self, collection: Location | Path) -> None:
+        self.location = (
+            collection if isinstance(collection, Location) else LocalLocation(Path(collection))
+        )
+        self.remote = self.location.remote
+        #: The local directory (for a remote collection: where its local copies go).
+        self.root = self.location.work_dir / (SOURCES_DIR if not self.remote else "files/sources")
+
+    def key(self, sha256: str, media_type: str) -> str:
+        """The file's path relative to the collection."""
+        return f"{SOURCES_DIR}/{sha256[:2]}/{sha256}{_EXTENSIONS.get(media_type, '')}"
 
     def path(self, sha256: str, media_type: str) -> Path:
         return self.root / sha256[:2] / f"{sha256}{_EXTENSIONS.get(media_type, '')}"
 
     def find(self, sha256: str, media_type: str) -> Path | None:
+        """The kept file as a local file (for a remote collection, a copy fetched into the
+        working directory), or ``None`` when the collection does not have it."""
+        if self.remote:
+            try:
+                return self.location.local_path(self.key(sha256, media_type))
+            except FileNotFoundError:
+                return None
         path = self.path(sha256, media_type)
         return path if path.is_file() else None
+
+    def check(self, sha256: str, media_type: str) -> str | None:
+        """What is wrong with the kept file (``None``: there, with the bytes its hash names)."""
+        if self.remote:
+            key = self.key(sha256, media_type)
+            if not self.location.is_file(key):
+                return "missing"
+            digest = hashlib.sha256()
+            for block in self.location.read_blocks(key, _CHUNK):
+                digest.update(block)
+            return None if digest.hexdigest() == sha256 else _DAMAGED
+        path = self.find(sha256, media_type)
+        return "missing" if path is None else verify(path, sha256)
 
     def put(self, source: Path, sha256: str, media_type: str) -> Path:
         """Copy ``source`` in, checking that its bytes still hash to ``sha256`` (a kept copy is
         replaced, whole or damaged). Raises :class:`IngestError` when the file changed."""
+        if self.remote:
+            return self._put_remote(source, sha256, media_type)
         target = self.path(sha256, media_type)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f"{target.name}{_TMP}{os.getpid()}")
@@ -77,16 +111,51 @@ class SourceFiles:
                 tmp.unlink()
         return target
 
+    def _put_remote(self, source: Path, sha256: str, media_type: str) -> Path:
+        # Hash first, upload after: an object store has no rename, and a changed file must
+        # never replace a good copy under the hash it no longer has.
+        digest = hashlib.sha256()
+        with open(source, "rb") as src:
+            while block := src.read(_CHUNK):
+                digest.update(block)
+        if digest.hexdigest() != sha256:
+            raise IngestError(
+                source, "the file changed while it was being ingested; ingest it again"
+            )
+        self.location.upload(source, self.key(sha256, media_type))
+        return source
+
     def remove(self, sha256: str, media_type: str) -> None:
+        if self.remote:
+            self.location.delete(self.key(sha256, media_type))
+            with contextlib.suppress(OSError):  # the local copy, if one was fetched
+                self.path(sha256, media_type).unlink()
+            return
         with contextlib.suppress(FileNotFoundError):
             self.path(sha256, media_type).unlink()
         with contextlib.suppress(OSError):
             self.path(sha256, media_type).parent.rmdir()  # only when empty
 
-    def stored(self) -> dict[str, Path]:
+    def delete(self, key: str, where: Path | str) -> None:
+        """Remove one entry of :meth:`stored` (``where``: its path there)."""
+        if self.remote:
+            self.location.delete(str(where))
+            return
+        path = Path(where)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()
+
+    def stored(self) -> dict[str, Path | str]:
         """Every kept file by its hash; leftovers of interrupted copies are listed under their
-        file name (never a valid hash)."""
-        found: dict[str, Path] = {}
+        file name (never a valid hash). Values: local paths, or keys of a remote collection."""
+        found: dict[str, Path | str] = {}
+        if self.remote:
+            for rel in self.location.files(SOURCES_DIR):
+                name = rel.rsplit("/", 1)[-1]
+                found[name if _TMP in name else name.split(".", 1)[0]] = rel
+            return found
         if not self.root.is_dir():
             return found
         for path in self.root.glob("*/*"):
@@ -98,7 +167,10 @@ class SourceFiles:
         return found
 
     def size(self) -> int:
-        return sum(p.stat().st_size for p in self.stored().values() if p.exists())
+        if self.remote:
+            return sum(self.location.files(SOURCES_DIR).values())
+        paths = [Path(p) for p in self.stored().values()]
+        return sum(p.stat().st_size for p in paths if p.exists())
 
 
 def verify(path: Path, sha256: str) -> str | None:
@@ -111,7 +183,7 @@ def verify(path: Path, sha256: str) -> str | None:
     except OSError as exc:
         return f"unreadable ({exc.strerror or exc})"
     if digest.hexdigest() != sha256:
-        return "its bytes do not match its hash (damaged)"
+        return _DAMAGED
     return None
 
 
@@ -153,13 +225,10 @@ def remove_orphans(store: LanceStore) -> int:
     rows = store._document_rows(all_versions=True)
     claimed = {str(r["sha256"]) for r in rows}
     removed = 0
-    for key, path in store.sources.stored().items():
+    for key, where in store.sources.stored().items():
         if key not in claimed:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-                removed += 1
-            with contextlib.suppress(OSError):
-                path.parent.rmdir()
+            store.sources.delete(key, where)
+            removed += 1
     return removed
 
 
@@ -179,9 +248,9 @@ def collection_stats(store: LanceStore) -> CollectionStats:
             indexes.extend(
                 sorted(f"{name}.{i.name} ({i.index_type})" for i in table.list_indices())
             )
-    sizes = disk_sizes(store.path)
+    sizes = disk_sizes(store.path) if not store.remote else remote_sizes(store.location)
     return CollectionStats(
-        path=str(store.path.resolve()),
+        path=str(store.path.resolve()) if not store.remote else str(store.path),
         schema_version=int(manifest["schema_version"]),
         documents=count("documents", "status = 'done'"),
         pages=count("pages"),
@@ -195,6 +264,31 @@ def collection_stats(store: LanceStore) -> CollectionStats:
         visual=store.visual_binding(),
         page_vectors=count("page_vectors"),
     )
+
+
+def collection_bytes(location: Location) -> int:
+    """Bytes a collection holds (for a remote one: with its local cache)."""
+    if isinstance(location, LocalLocation):
+        return sum(disk_sizes(location.root).values())
+    return sum(remote_sizes(location).values())
+
+
+def remote_sizes(location: Location) -> dict[str, int]:
+    """:func:`disk_sizes` of a remote collection (its working directory's cache included)."""
+    sizes: dict[str, int] = {}
+    for rel, size in location.files("").items():
+        parts = rel.split("/")
+        if parts[0] == "tables" and len(parts) > 2:
+            key = "tables/" + parts[1].removesuffix(".lance")
+        elif parts[0] == SOURCES_DIR:
+            key = parts[0]
+        else:
+            key = "other"
+        sizes[key] = sizes.get(key, 0) + size
+    cache = disk_sizes(location.work_dir).get("cache")
+    if cache:
+        sizes["cache"] = cache
+    return dict(sorted(sizes.items()))
 
 
 def disk_sizes(collection: Path) -> dict[str, int]:

@@ -139,7 +139,9 @@ def rebind(store: LanceStore, new: VisualBinding | None) -> None:
     first: a crash in between leaves the old binding over no rows, never rows of one model
     under the binding of another."""
     with store._lock:
-        if store._table(PAGE_VECTORS) is not None or store._table_dir(PAGE_VECTORS).exists():
+        if store._table(PAGE_VECTORS) is not None or store.location.is_dir(
+            f"tables/{PAGE_VECTORS}.lance"
+        ):
             store._connect().drop_table(PAGE_VECTORS, ignore_missing=True)
             store._tables.pop(PAGE_VECTORS, None)
         manifest = store._read_manifest()

@@ -151,7 +151,10 @@ class IngestPipeline:
         committed by then) and what was not; running the same ingest again finishes the job.
         """
         started = time.perf_counter()
-        files, passed_over = discover(paths, exclude=[self.store.path])
+        # A remote collection has no local files to pass over but its working directory.
+        where = getattr(self.store, "location", None)
+        local = self.store.path if where is None or not where.remote else where.work_dir
+        files, passed_over = discover(paths, exclude=[local])
         report = IngestReport()
         for path in passed_over:
             kind = path.suffix.lower() or "no extension"

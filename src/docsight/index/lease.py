@@ -1,0 +1,287 @@
+"""The writer guard of a collection on object storage: a lease object.
+
+A file lock needs a local disk, so a remote collection is guarded by one small object,
+``writer.lease``, beside its tables. A writer takes the lease with a conditional create (S3's
+``If-None-Match: *``: of two writers racing, exactly one succeeds), renews it from a background
+thread with a conditional overwrite (``If-Match`` on the ETag it last wrote: a writer that lost
+the lease cannot renew somebody else's), and deletes it when done. A writer that dies leaves a
+lease that expires ``ttl`` seconds after its last renewal; the next writer then takes it over,
+again with ``If-Match``, so two writers can never both take over the same stale lease.
+
+Expiry is judged on the storage server's clock (the object's ``Last-Modified`` against the
+``Date`` of the response), so writers on machines whose clocks disagree still agree on it.
+Conditional writes are S3's; other schemes are refused with the setting that opts out.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from docsight.errors import (
+    CollectionLeasedError,
+    MissingDependencyError,
+    RemoteStorageError,
+    RemoteUnsupportedError,
+)
+from docsight.index.location import RemoteLocation, s3_settings
+
+log = logging.getLogger(__name__)
+
+LEASE_NAME = "writer.lease"
+_POLL_S = 0.5
+#: Last-Modified and Date have whole seconds: a lease is judged expired one second late, never
+#: early.
+_SLACK = timedelta(seconds=1)
+
+
+@dataclass(frozen=True)
+class LeaseHolder:
+    """What a lease object says, with the server's view of its age."""
+
+    holder: str
+    acquired: datetime
+    renewed: datetime
+    ttl: float
+    etag: str
+    #: The server's clock when the lease was read.
+    now: datetime
+
+    @property
+    def expires(self) -> datetime:
+        return self.renewed + timedelta(seconds=self.ttl)
+
+    #: Added to the expiry before a lease counts as expired (see ``_SLACK``).
+    slack: timedelta = timedelta(0)
+
+    @property
+    def expired(self) -> bool:
+        return self.now >= self.expires + self.slack
+
+
+def holder_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+class WriterLease:
+    """A lease on ``location``; use as ``acquire()`` … ``release()`` (the writer lock's API)."""
+
+    def __init__(
+        self,
+        location: RemoteLocation,
+        *,
+        ttl: float = 60.0,
+        wait: float = 30.0,
+        holder: str | None = None,
+        client: Any = None,
+        slack: timedelta = _SLACK,
+    ) -> None:
+        if location.scheme != "s3":
+            raise RemoteUnsupportedError(
+                f"collection {location.uri}: writing needs a writer lease, which docsight takes "
+                "with S3's conditional writes; a lease for "
+                f"{location.scheme}:// is not built yet. Set DOCSIGHT_REMOTE_LOCK=none to write "
+                "without a guard (only when no other writer can run at the same time)"
+            )
+        self.location = location
+        self.ttl = float(ttl)
+        self.wait = float(wait)
+        self.holder = holder or holder_name()
+        self.slack = slack
+        self._client = client
+        self._bucket, _, prefix = location.base.partition("/")
+        self._key = f"{prefix}/{LEASE_NAME}" if prefix else LEASE_NAME
+        self._etag: str | None = None
+        self._acquired: datetime | None = None
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+        #: Set when a renewal found the lease taken over (this writer stalled past its expiry).
+        self.lost = False
+
+    # --- S3 -------------------------------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            try:
+                import boto3
+                from botocore.config import Config
+            except ImportError as exc:
+                raise MissingDependencyError(
+                    "writing to an s3:// collection (its writer lease)", "remote", str(exc)
+                ) from exc
+            env = s3_settings()
+            self._client = boto3.client(
+                "s3",
+                endpoint_url=env["endpoint"],
+                region_name=env["region"] or "us-east-1",
+                aws_access_key_id=env["key"],
+                aws_secret_access_key=env["secret"],
+                aws_session_token=env["token"],
+                config=Config(retries={"max_attempts": 3, "mode": "standard"}),
+            )
+        return self._client
+
+    def _body(self, acquired: datetime) -> bytes:
+        return json.dumps(
+            {"holder": self.holder, "acquired": acquired.isoformat(), "ttl": self.ttl}
+        ).encode()
+
+    def _put(self, **condition: str) -> str:
+        acquired = self._acquired or datetime.now(UTC)
+        response = self.client.put_object(
+            Bucket=self._bucket, Key=self._key, Body=self._body(acquired), **condition
+        )
+        return str(response["ETag"])
+
+    def read(self) -> LeaseHolder | None:
+        """The current lease (``None``: nobody holds one)."""
+        try:
+            response = self.client.get_object(Bucket=self._bucket, Key=self._key)
+        except Exception as exc:
+            if _code(exc) in ("NoSuchKey", "404"):
+                return None
+            raise self._storage_error(exc) from exc
+        raw = response["Body"].read()
+        headers = response.get("ResponseMetadata", {}).get("HTTPHeaders", {})
+        renewed = response["LastModified"]
+        now = parsedate_to_datetime(headers["date"]) if "date" in headers else datetime.now(UTC)
+        try:
+            data = json.loads(raw)
+            holder = str(data["holder"])
+            acquired = datetime.fromisoformat(data["acquired"])
+            ttl = float(data["ttl"])
+        except (ValueError, KeyError, TypeError):
+            # Not written by us, or cut short: treat as a lease that expires a default ttl
+            # after it was written, so a garbled object cannot block writers for ever.
+            holder, acquired, ttl = "an unknown writer", renewed, self.ttl
+        return LeaseHolder(holder, acquired, renewed, ttl, str(response["ETag"]), now, self.slack)
+
+    def _storage_error(self, exc: Exception) -> RemoteStorageError:
+        return RemoteStorageError(
+            f"cannot use the writer lease of {self.location.uri}: {exc}; check the S3 settings "
+            "(AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
+        )
+
+    # --- the lock API ---------------------------------------------------------------------------
+
+    def try_acquire(self) -> LeaseHolder | None:
+        """Take the lease if it is free or expired; otherwise the current holder."""
+        self._acquired = datetime.now(UTC)
+        try:
+            self._etag = self._put(IfNoneMatch="*")
+            return None
+        except Exception as exc:
+            if _code(exc) not in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
+                raise self._storage_error(exc) from exc
+        current = self.read()
+        if current is None:
+            return self.try_acquire()  # released between our two requests
+        if not current.expired:
+            return current
+        try:
+            self._etag = self._put(IfMatch=current.etag)
+        except Exception as exc:
+            if _code(exc) not in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
+                raise self._storage_error(exc) from exc
+            return self.read() or current  # another writer took it over first
+        log.warning(
+            "took over the writer lease of %s from %s, which expired at %s",
+            self.location.uri,
+            current.holder,
+            _stamp(current.expires),
+        )
+        return None
+
+    def acquire(self) -> WriterLease:
+        deadline = time.monotonic() + self.wait
+        while True:
+            current = self.try_acquire()
+            if current is None:
+                break
+            if time.monotonic() >= deadline:
+                raise CollectionLeasedError(
+                    f"another writer holds {self.location.uri}: {current.holder} since "
+                    f"{_stamp(current.acquired)}, lease expires at {_stamp(current.expires)} "
+                    f"unless renewed (waited {self.wait:g} s; DOCSIGHT_LOCK_TIMEOUT sets the wait)"
+                )
+            time.sleep(min(_POLL_S, max(0.0, deadline - time.monotonic())))
+        self._stop.clear()
+        self._renewer = threading.Thread(target=self._renew, name="docsight-lease", daemon=True)
+        self._renewer.start()
+        return self
+
+    def _renew(self) -> None:
+        while not self._stop.wait(self.ttl / 3) and not self.lost:
+            self._renew_once()
+
+    def _renew_once(self) -> None:
+        """Rewrite the lease (its Last-Modified is the renewal), only if it is still ours."""
+        try:
+            assert self._etag is not None
+            self._etag = self._put(IfMatch=self._etag)
+        except Exception as exc:
+            if _code(exc) in ("PreconditionFailed", "412"):
+                self.lost = True
+                log.error(
+                    "the writer lease of %s was taken over by another writer (this one "
+                    "stalled past its expiry); run `docsight check` when both are done",
+                    self.location.uri,
+                )
+                return
+            # A passing network error: the lease is still ours until it expires.
+            log.warning("could not renew the writer lease of %s: %s", self.location.uri, exc)
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._renewer is not None:
+            self._renewer.join(timeout=10)
+            self._renewer = None
+        if self._etag is None or self.lost:
+            return
+        try:
+            # Only our own lease: If-Match on the ETag we last wrote.
+            self.client.delete_object(Bucket=self._bucket, Key=self._key, IfMatch=self._etag)
+        except Exception as exc:
+            log.warning("could not release the writer lease of %s: %s", self.location.uri, exc)
+        self._etag = None
+
+    def __enter__(self) -> WriterLease:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class NoGuard:
+    """``DOCSIGHT_REMOTE_LOCK=none``: the writer trusts that nobody else writes."""
+
+    def acquire(self) -> NoGuard:
+        return self
+
+    def release(self) -> None:
+        return None
+
+
+def _code(exc: BaseException) -> str | None:
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        error = response.get("Error", {})
+        code = error.get("Code")
+        if code:
+            return str(code)
+        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        return str(status) if status else None
+    return None

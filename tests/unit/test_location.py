@@ -1,0 +1,109 @@
+"""Where a collection lives: directories and URIs, its shared and its local working part."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docsight import Settings
+from docsight.errors import RemoteUnsupportedError, UsageError
+from docsight.index.lease import WriterLease
+from docsight.index.location import (
+    LocalLocation,
+    RemoteLocation,
+    default_work_dir,
+    is_uri,
+    normalize,
+    open_location,
+)
+
+
+def test_directories_stay_paths_and_uris_stay_uris() -> None:
+    assert normalize("col") == Path("col")
+    assert normalize(Path("/data/col")) == Path("/data/col")
+    assert normalize("file:///data/col") == Path("/data/col")
+    assert normalize("s3://bucket/team/col/") == "s3://bucket/team/col"
+    assert normalize("gs://bucket") == "gs://bucket"
+    assert normalize("az://container/x") == "az://container/x"
+    # pathlib collapses '//': a URI that went through Path() still names the URI.
+    assert normalize(Path("s3://bucket/col")) == "s3://bucket/col"
+    assert is_uri("s3://b/c") and not is_uri("./s3/b")
+
+
+@pytest.mark.parametrize("bad", ["ftp://host/col", "s3://", "s3:///prefix"])
+def test_unknown_schemes_and_missing_buckets_are_usage_errors(bad: str) -> None:
+    with pytest.raises(UsageError):
+        normalize(bad)
+
+
+def test_the_setting_takes_a_uri_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCSIGHT_COLLECTION_DIR", "s3://bucket/col/")
+    assert Settings().collection_dir == "s3://bucket/col"
+    monkeypatch.setenv("DOCSIGHT_COLLECTION_DIR", "somewhere")
+    assert Settings().collection_dir == Path("somewhere")
+
+
+def test_a_local_collection_is_its_own_working_directory(tmp_path: Path) -> None:
+    location = open_location(tmp_path / "col")
+    assert isinstance(location, LocalLocation) and not location.remote
+    assert location.work_dir == tmp_path / "col"
+    assert location.storage_options() == {}
+    assert not location.root_exists()
+    location.write_text("recovery/collection.json", "{}")
+    assert location.read_text("recovery/collection.json") == "{}"
+    assert location.is_file("recovery/collection.json") and location.is_dir("recovery")
+    assert not (tmp_path / "col" / "recovery" / "collection.json.tmp").exists()
+    location.copy("recovery/collection.json", "a/b.json")
+    location.move("a", "damaged/x/a")
+    assert location.files("damaged") == {"damaged/x/a/b.json": 2}
+    assert location.children("damaged/x") == ["a"]
+    assert location.local_path("damaged/x/a/b.json") == tmp_path / "col/damaged/x/a/b.json"
+    location.delete_tree("damaged")
+    location.delete("nothing/here")  # no error
+    assert location.files("damaged") == {}
+    with pytest.raises(FileNotFoundError):
+        location.local_path("damaged/x/a/b.json")
+
+
+def test_a_remote_collection_works_in_a_local_directory_named_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    location = open_location("s3://bucket/team/col")
+    assert isinstance(location, RemoteLocation) and location.remote
+    assert location.work_dir == default_work_dir("s3://bucket/team/col")
+    assert location.work_dir.is_relative_to(tmp_path / "cache" / "docsight" / "collections")
+    assert "bucket_team_col" in location.work_dir.name
+    assert default_work_dir("s3://bucket/team/col2") != location.work_dir
+    assert open_location("s3://b/c", tmp_path / "mine").work_dir == tmp_path / "mine"
+    assert location.lance_uri("tables") == "s3://bucket/team/col/tables"
+
+
+def test_storage_options_come_from_the_standard_aws_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for key in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_REGION"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9000")
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    options = RemoteLocation("s3://b/c", Path("/tmp/x")).storage_options()
+    assert options == {
+        "aws_endpoint": "http://127.0.0.1:9000",
+        "allow_http": "true",
+        "aws_access_key_id": "key",
+        "aws_secret_access_key": "secret",
+        "aws_region": "eu-west-1",
+    }
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "false")
+    with pytest.raises(UsageError, match="AWS_ALLOW_HTTP"):
+        RemoteLocation("s3://b/c", Path("/tmp/x")).fs  # noqa: B018
+
+
+def test_writing_where_no_lease_exists_names_the_setting(tmp_path: Path) -> None:
+    with pytest.raises(RemoteUnsupportedError, match="DOCSIGHT_REMOTE_LOCK=none") as caught:
+        WriterLease(RemoteLocation("gs://bucket/col", tmp_path))
+    assert caught.value.code == "remote_unsupported" and caught.value.exit_status == 2

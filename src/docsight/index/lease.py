@@ -126,7 +126,7 @@ class WriterLease:
             self._client = boto3.client(
                 "s3",
                 endpoint_url=env["endpoint"],
-                region_name=env["region"] or "us-east-1",
+                region_name=env["region"],
                 aws_access_key_id=env["key"],
                 aws_secret_access_key=env["secret"],
                 aws_session_token=env["token"],

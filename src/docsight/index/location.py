@@ -378,13 +378,16 @@ class RemoteLocation(Location):
                         f"AWS_ENDPOINT_URL is plain http ({env['endpoint']}): set "
                         "AWS_ALLOW_HTTP=true to allow an unencrypted endpoint (a local one)"
                     )
+                # Unset values are left to the AWS SDK's own chain (profile, instance role).
+                given = {
+                    "access_key": env["key"],
+                    "secret_key": env["secret"],
+                    "session_token": env["token"],
+                    "region": env["region"],
+                    "endpoint_override": endpoint,
+                }
                 return pafs.S3FileSystem(
-                    access_key=env["key"],
-                    secret_key=env["secret"],
-                    session_token=env["token"],
-                    region=env["region"] or "us-east-1",
-                    endpoint_override=endpoint,
-                    scheme=scheme,
+                    scheme=scheme, **{k: v for k, v in given.items() if v is not None}
                 )
             filesystem, _ = pafs.FileSystem.from_uri(self.uri)
             return filesystem

@@ -204,7 +204,8 @@ def test_damage_is_found_and_a_table_that_cannot_open_is_not_repaired_remotely(
     pair: Pair,
     s3: S3Endpoint,  # noqa: F811
 ) -> None:
-    # Runs last: it damages the remote collection. The newest manifest of a table is garbled.
+    # Runs last: it damages the remote collection. The newest manifest of a table is garbled:
+    # that table cannot be opened.
     versions = s3.keys(pair.bucket, "team/col/tables/graphs.lance/_versions/")
     newest = min(versions)  # Lance's v2 names sort the newest version first
     s3.client.put_object(Bucket=pair.bucket, Key=newest, Body=b"garbled")

@@ -107,3 +107,17 @@ def test_writing_where_no_lease_exists_names_the_setting(tmp_path: Path) -> None
     with pytest.raises(RemoteUnsupportedError, match="DOCSIGHT_REMOTE_LOCK=none") as caught:
         WriterLease(RemoteLocation("gs://bucket/col", tmp_path))
     assert caught.value.code == "remote_unsupported" and caught.value.exit_status == 2
+
+
+def test_the_writer_guard_of_a_remote_collection(tmp_path: Path) -> None:
+    from docsight import DocSight
+    from docsight.index.lease import NoGuard
+
+    settings = Settings(work_dir=tmp_path / "work")
+    assert isinstance(DocSight("s3://bucket/col", settings=settings)._writer_lock(), WriterLease)
+    with pytest.raises(RemoteUnsupportedError, match="DOCSIGHT_REMOTE_LOCK"):
+        DocSight("az://container/col", settings=settings)._writer_lock()
+    unguarded = settings.model_copy(update={"remote_lock": "none"})
+    assert isinstance(DocSight("gs://bucket/col", settings=unguarded)._writer_lock(), NoGuard)
+    # Nothing local is created for a remote collection until something is cached.
+    assert not (tmp_path / "work").exists()

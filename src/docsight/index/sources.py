@@ -136,16 +136,20 @@ class SourceFiles:
         with contextlib.suppress(OSError):
             self.path(sha256, media_type).parent.rmdir()  # only when empty
 
-    def delete(self, key: str, where: Path | str) -> None:
-        """Remove one entry of :meth:`stored` (``where``: its path there)."""
+    def delete(self, where: Path | str) -> bool:
+        """Remove one entry of :meth:`stored` (``where``: its path there); whether it was
+        there to remove (remotely: assumed, since a delete does not say)."""
         if self.remote:
             self.location.delete(str(where))
-            return
+            return True
         path = Path(where)
+        removed = False
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+            removed = True
         with contextlib.suppress(OSError):
-            path.parent.rmdir()
+            path.parent.rmdir()  # only when empty
+        return removed
 
     def stored(self) -> dict[str, Path | str]:
         """Every kept file by its hash; leftovers of interrupted copies are listed under their
@@ -226,8 +230,7 @@ def remove_orphans(store: LanceStore) -> int:
     claimed = {str(r["sha256"]) for r in rows}
     removed = 0
     for key, where in store.sources.stored().items():
-        if key not in claimed:
-            store.sources.delete(key, where)
+        if key not in claimed and store.sources.delete(where):
             removed += 1
     return removed
 

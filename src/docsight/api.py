@@ -162,17 +162,7 @@ class DocSight:
 
     def _not_found(self) -> CollectionNotFoundError:
         if self.location.remote:
-            bucket = self.location.bucket  # type: ignore[attr-defined]
-            if not self.location.bucket_exists():  # type: ignore[attr-defined]
-                return CollectionNotFoundError(
-                    f"no collection at {self.path}: there is no bucket {bucket} at the "
-                    "endpoint (AWS_ENDPOINT_URL for S3); check --collection or create the bucket"
-                )
-            return CollectionNotFoundError(
-                f"no collection at {self.path} (nothing stored under that prefix); check "
-                "--collection (or $DOCSIGHT_COLLECTION_DIR), or create one with "
-                "`docsight ingest PATH`"
-            )
+            return self.location.not_found()  # type: ignore[attr-defined, no-any-return]
         where = self.path.resolve()
         why = "" if self.path.exists() else " (no such directory)"
         return CollectionNotFoundError(
@@ -194,16 +184,9 @@ class DocSight:
 
     def _writer_lock(self) -> Any:
         if self.location.remote:
-            # A file lock needs a local disk: a remote collection is guarded by a lease object.
-            from docsight.index.lease import NoGuard, WriterLease
+            from docsight.index.lease import writer_guard
 
-            if self.settings.remote_lock == "none":
-                return NoGuard()
-            return WriterLease(
-                self.location,  # type: ignore[arg-type]
-                ttl=self.settings.lease_seconds,
-                wait=self.settings.lock_timeout,
-            )
+            return writer_guard(self.location, self.settings)  # type: ignore[arg-type]
         from filelock import FileLock
 
         self.path.mkdir(parents=True, exist_ok=True)

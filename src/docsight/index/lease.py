@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docsight.errors import (
     CollectionLeasedError,
@@ -33,6 +33,9 @@ from docsight.errors import (
     RemoteUnsupportedError,
 )
 from docsight.index.location import RemoteLocation, s3_settings
+
+if TYPE_CHECKING:
+    from docsight.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -263,6 +266,14 @@ class WriterLease:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def writer_guard(location: RemoteLocation, settings: Settings) -> WriterLease | NoGuard:
+    """The writer guard of a remote collection: a file lock needs a local disk, so a lease
+    object (or, with ``DOCSIGHT_REMOTE_LOCK=none``, no guard at all)."""
+    if settings.remote_lock == "none":
+        return NoGuard()
+    return WriterLease(location, ttl=settings.lease_seconds, wait=settings.lock_timeout)
 
 
 class NoGuard:

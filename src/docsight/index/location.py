@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
-from docsight.errors import RemoteStorageError, UsageError
+from docsight.errors import CollectionNotFoundError, RemoteStorageError, UsageError
 
 #: Schemes Lance's object store understands and that docsight passes through to it.
 REMOTE_SCHEMES = ("s3", "gs", "az")
@@ -413,6 +413,19 @@ class RemoteLocation(Location):
         import pyarrow.fs as pafs
 
         return bool(self.fs.get_file_info(self.bucket).type != pafs.FileType.NotFound)
+
+    def not_found(self) -> CollectionNotFoundError:
+        """The error for a URI with no collection under it, telling a missing bucket apart."""
+        if not self.bucket_exists():
+            return CollectionNotFoundError(
+                f"no collection at {self.uri}: there is no bucket {self.bucket} at the endpoint "
+                "(AWS_ENDPOINT_URL for S3); check --collection or create the bucket"
+            )
+        return CollectionNotFoundError(
+            f"no collection at {self.uri} (nothing stored under that prefix); check "
+            "--collection (or $DOCSIGHT_COLLECTION_DIR), or create one with "
+            "`docsight ingest PATH`"
+        )
 
     @_reaching
     def is_file(self, rel: str) -> bool:

@@ -135,3 +135,30 @@ def test_a_garbled_lease_object_expires_like_any_other(
     body = s3.client.get_object(Bucket=bucket, Key=key)["Body"].read()
     assert json.loads(body)["holder"] == lease.holder
     lease.release()
+
+
+class _NoConditionalDeletes:
+    """An S3 client whose store refuses If-Match on deletes (older S3-compatible stores)."""
+
+    def __init__(self, client: object) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._client, name)
+
+    def delete_object(self, **kwargs: object) -> object:
+        if "IfMatch" in kwargs:
+            from botocore.exceptions import ClientError
+
+            raise ClientError({"Error": {"Code": "NotImplemented"}}, "DeleteObject")
+        return self._client.delete_object(**kwargs)  # type: ignore[attr-defined]
+
+
+def test_a_store_without_conditional_deletes_still_gets_its_lease_released(
+    s3: S3Endpoint,  # noqa: F811
+    where: RemoteLocation,
+) -> None:
+    lease = WriterLease(where, client=_NoConditionalDeletes(s3.client)).acquire()
+    lease.release()
+    bucket, key = _key(where)
+    assert s3.keys(bucket, key) == []

@@ -258,8 +258,23 @@ class WriterLease:
             # Only our own lease: If-Match on the ETag we last wrote.
             self.client.delete_object(Bucket=self._bucket, Key=self._key, IfMatch=self._etag)
         except Exception as exc:
-            log.warning("could not release the writer lease of %s: %s", self.location.uri, exc)
+            if _code(exc) not in ("PreconditionFailed", "412"):
+                self._release_unconditionally(exc)
+            # else: somebody else's lease now; it is not ours to delete.
         self._etag = None
+
+    def _release_unconditionally(self, first: Exception) -> None:
+        """For a store without conditional deletes: delete the lease when it is still ours
+        (a narrow race with a takeover, which only happens once ours has expired)."""
+        try:
+            current = self.read()
+            if current is not None and current.etag == self._etag:
+                self.client.delete_object(Bucket=self._bucket, Key=self._key)
+        except Exception as exc:
+            # Left in place it expires after its ttl; the next writer then takes it over.
+            log.warning(
+                "could not release the writer lease of %s: %s (%s)", self.location.uri, exc, first
+            )
 
     def __enter__(self) -> WriterLease:
         return self.acquire()

@@ -41,7 +41,8 @@ sys.path.insert(0, str(HERE.parent / "src"))
 from docsight import DocSight  # noqa: E402
 from docsight.agents.evidence import measure  # noqa: E402
 from docsight.agents.extractive import ExtractiveAnswerer  # noqa: E402
-from docsight.agents.refusal import WEIGHTS_FILE, RefusalModel, Signals  # noqa: E402
+from docsight.agents.question import named_words  # noqa: E402
+from docsight.agents.refusal import WEIGHTS_FILE, RefusalModel, Signals, nothing_found  # noqa: E402
 from docsight.evaluation.datasets import load_dataset  # noqa: E402
 from docsight.evaluation.strict import strict_score  # noqa: E402
 
@@ -70,7 +71,11 @@ def collect(ds: DocSight, swapped: int) -> list[dict[str, Any]]:
         sources = ds.context(q.question, doc_names=[doc])
         found = [s.text for s in sources if s.via not in ("page", "neighbour")]
         evidence = measure(q.question, found or [s.text for s in sources], ds.encoder())
-        evidence = replace(evidence, missing_pages=ds._pages_missing(q.question, sources))
+        evidence = replace(
+            evidence,
+            missing_pages=ds._pages_missing(q.question, sources),
+            absent=tuple(ds._words_absent(named_words(q.question), sources)),
+        )
         draft = answerer.draft(q.question, sources, evidence)
         answer = answerer.answer(q.question, sources, evidence)
         is_answerable = q.answerable and kind == "dev"
@@ -104,6 +109,8 @@ SIGNS = {
     "missing_terms": -1,
     "missing_numbers": -1,
     "missing_pages": -1,
+    "absent_names": -1,
+    "absent_years": -1,
     "best": 1,
     "margin": 1,
     "type_fit": 1,
@@ -115,6 +122,17 @@ SIGNS = {
 #: close, see ``main``): a signal that does not help held-out documents only adds noise.
 SUBSETS: tuple[tuple[str, ...], ...] = (
     tuple(SIGNS),
+    (
+        "coverage",
+        "similarity",
+        "missing_terms",
+        "missing_numbers",
+        "missing_pages",
+        "absent_names",
+        "absent_years",
+    ),
+    ("coverage", "similarity", "missing_terms", "missing_numbers", "missing_pages", "absent_names"),
+    ("coverage", "similarity", "missing_pages", "absent_names", "absent_years"),
     ("coverage", "similarity", "missing_numbers", "missing_pages", "best", "margin"),
     ("coverage", "similarity", "missing_terms", "missing_numbers", "missing_pages"),
     ("coverage", "missing_numbers", "missing_pages"),
@@ -161,8 +179,11 @@ def fit(
 
 
 def probabilities(rows: list[dict[str, Any]], w: np.ndarray, b: float) -> np.ndarray:
+    """As ``RefusalModel.probability``: 0 where no word of the question is in any source."""
     x = np.stack([r["x"] for r in rows])
-    return 1 / (1 + np.exp(-np.clip(x @ w + b, -50, 50)))
+    p = 1 / (1 + np.exp(-np.clip(x @ w + b, -50, 50)))
+    floor = np.array([nothing_found(Signals(*r["x"])) for r in rows], dtype=bool)
+    return np.where(floor, 0.0, p)
 
 
 def outcome(rows: list[dict[str, Any]], p: np.ndarray, threshold: float) -> dict[str, float]:

@@ -631,6 +631,7 @@ class DocSight:
         ports = Ports(
             retrieve=lambda query: self.context(query, doc_names=doc_names, k=k, image=analysis),
             pages_missing=self._pages_missing,
+            absent=self._words_absent,
             encoder=self.encoder,
             chat=self.chat_model,
             vision=self._vision_chat,
@@ -779,6 +780,13 @@ class DocSight:
 
         doc_ids = list(dict.fromkeys(s.doc_id for s in sources))
         return pages_missing(question, self.store, doc_ids)
+
+    def _words_absent(self, words: Sequence[str], sources: Sequence[Source]) -> list[str]:
+        """Which of ``words`` no document of ``sources`` mentions anywhere."""
+        from docsight.retrieval.locate import words_absent
+
+        doc_ids = list(dict.fromkeys(s.doc_id for s in sources))
+        return words_absent(words, self.store, doc_ids)
 
     @staticmethod
     def _question(text: str, k: int | None, most: int) -> str:

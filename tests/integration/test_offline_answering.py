@@ -88,6 +88,20 @@ def test_an_unrelated_question_is_refused(collection: DocSight) -> None:
     assert answer.confidence is not None and answer.confidence < load_model().threshold
 
 
+def test_a_name_or_year_the_document_never_mentions_is_refused(collection: DocSight) -> None:
+    # The same question about the document's own model is answered; about a model or a year
+    # it never mentions, refused with the reason.
+    asked = "What is the rated pressure of the K-40 pump?"
+    assert collection.ask(asked, doc_names=["specs.md"]).answerable
+    for question, word in (
+        ("What is the rated pressure of the Grundfos K-40 pump?", "grundfos"),
+        ("What was the flow rate of the K-20 in 2024?", "2024"),
+    ):
+        answer = collection.ask(question, doc_names=["specs.md"])
+        assert not answer.answerable and answer.explanation is not None
+        assert f"the documents never mention “{word}”" in answer.explanation
+
+
 @pytest.fixture(scope="module")
 def filing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocSight]:
     from fixtures.pdfgen import make_filing

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from docsight.agents.answer import Source
 from docsight.agents.evidence import Evidence
 from docsight.agents.extractive import ExtractiveAnswerer
-from docsight.agents.question import read_intent
+from docsight.agents.question import named_words, read_intent
 from docsight.agents.refusal import RefusalModel, Signals, load_model
 from docsight.agents.tables import lookup, number_value, parse_tables
 from docsight.agents.values import extract_value
@@ -45,6 +46,17 @@ def test_intent_periods_units_and_contacts() -> None:
     assert read_intent("Which is the least common?").direction == "min"
     assert read_intent("What is the FAX No of INF LLP?").contact == "phone"
     assert read_intent("What is the e-mail of the author?").contact == "email"
+    assert read_intent("What is the email id of the author?").contact == "email"
+
+
+def test_a_duration_is_read_off_its_clock_face() -> None:
+    asked = read_intent("What is the average session duration for desktop?")
+    row = "Desktop Sessions 10,505,727 Bounce Rate 38.10% Avg. Session Duration 00:04:14"
+    assert asked.wants_duration and extract_value(asked, row) == "00:04:14"
+    # Without a clock face the number rules apply; a count never reads one.
+    assert extract_value(asked, "Sessions last 95 seconds on average") == "95 seconds"
+    count = read_intent("How many sessions were there at 10:30?")
+    assert extract_value(count, "At 10:30 there were 1,204 sessions") == "1,204 sessions"
 
 
 def test_values_of_each_type() -> None:
@@ -126,9 +138,57 @@ def test_strict_scoring_takes_the_answer_line() -> None:
 def test_shipped_refusal_model_loads_and_is_monotone_in_evidence() -> None:
     model = load_model()
     assert len(model.weights) == len(Signals.names())
-    weak = Signals(0.1, 0.1, 0.9, 1.0, 1.0, 0.1, 0.0, 0.0, 0.0)
-    strong = Signals(0.9, 0.8, 0.0, 0.0, 0.0, 0.9, 0.3, 1.0, 1.0)
+    strong = Signals(
+        coverage=0.9, similarity=0.8, missing_terms=0.0, missing_numbers=0.0,
+        missing_pages=0.0, absent_names=0.0, absent_years=0.0, best=0.9, margin=0.3,
+        type_fit=1.0, cell=1.0,
+    )  # fmt: skip
+    weak = replace(
+        strong, coverage=0.1, similarity=0.1, missing_terms=0.9, missing_numbers=1.0,
+        missing_pages=1.0, best=0.1, margin=0.0, type_fit=0.0, cell=0.0,
+    )  # fmt: skip
     assert model.probability(strong) > model.probability(weak)
+    # A name the documents never mention lowers it, whatever else the sources hold.
+    unknown = replace(strong, absent_names=1.0, absent_years=1.0)
+    assert model.probability(unknown) < model.probability(strong)
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("What is on the left side of the Thinkpad's camera?", ("thinkpad",)),
+        ("What is the FY2019 fixed asset turnover for Activision Blizzard?",
+         ("2019", "activision", "blizzard")),
+        ("How many adults in the survey of May 2022 approve?", ("may", "2022")),
+        ("How many people are in the HAQ Executive Leadership?",
+         ("haq", "executive", "leadership")),
+        # A question in capitals: only its years are names.
+        ("WHAT IS THE 2ND OBJECTIVE OF REGULATORY EFFICIENCY IN 2019?", ("2019",)),
+        # A format to answer in is not a name; neither is the question's first word.
+        ("Format the date on page 14 as YYYY-MM-DD.", ()),
+        ("Describe the audit process.", ()),
+    ],
+)  # fmt: skip
+def test_named_words(question: str, names: tuple[str, ...]) -> None:
+    assert named_words(question) == names
+
+
+def test_words_absent_probes_the_full_text_index_per_word_part() -> None:
+    from docsight.retrieval.locate import words_absent
+
+    class Store:
+        def __init__(self) -> None:
+            self.probes: list[str] = []
+
+        def text_search(self, query: str, limit: int, doc_ids: object = None) -> list[object]:
+            self.probes.append(query)
+            return [object()] if query in {"activision", "blizzard", "2019"} else []
+
+    store = Store()
+    words = ["activision", "thinkpad", "u.s", "2022", "activision-blizzard"]
+    assert words_absent(words, store, ["d1"]) == ["thinkpad", "2022"]  # type: ignore[arg-type]
+    assert store.probes.count("activision") == 1  # each part probed once
+    assert words_absent(words, store, []) == []  # type: ignore[arg-type]
 
 
 def _source(n: int, text: str, kind: str = "text") -> Source:
@@ -190,6 +250,19 @@ def test_refusal_says_what_was_looked_for_and_where() -> None:
     assert answer.explanation.startswith("Looked for a count")
     assert "pages it names are not in the document" in answer.explanation
     assert "manual.pdf, page 1 [1]" in answer.explanation
+
+
+def test_the_shipped_model_refuses_a_question_about_a_name_never_mentioned() -> None:
+    from docsight.settings import AnswerSettings
+
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings())  # type: ignore[arg-type,return-value]
+    sources = [_source(1, "The camera sits at the top of the display; its light glows green.")]
+    question = "What is on the left side of the Thinkpad's camera?"
+    answered = answerer.answer(question, sources, Evidence(0.7, 0.7))
+    refused = answerer.answer(question, sources, Evidence(0.7, 0.7, absent=("thinkpad",)))
+    assert answered.answerable
+    assert not refused.answerable and refused.explanation is not None
+    assert "the documents never mention “thinkpad”" in refused.explanation
 
 
 def test_a_row_value_is_the_one_under_the_asked_label() -> None:

@@ -50,6 +50,8 @@ class Evidence:
     similarity: float
     #: The question names pages its documents do not have ("page 120" of a 50-page deck).
     missing_pages: bool = False
+    #: The question's names and years (``Intent.names``) that its documents never mention.
+    absent: tuple[str, ...] = ()
 
     @property
     def score(self) -> float:

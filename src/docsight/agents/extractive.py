@@ -166,6 +166,8 @@ class Draft:
     intent: Intent
     ranked: list[Scored]
     signals: Signals
+    #: The question's names and years its documents never mention (the refusal says which).
+    absent: tuple[str, ...] = ()
 
 
 class ExtractiveAnswerer:
@@ -216,7 +218,8 @@ class ExtractiveAnswerer:
                 item.score *= 0.5  # a caption names a table; it does not answer from it
         scored.extend(_cells(intent, sources, terms))
         scored.sort(key=lambda s: -s.score)
-        return Draft(intent, scored, _signals(intent, sources, evidence, scored, weights))
+        signals = _signals(intent, sources, evidence, scored, weights)
+        return Draft(intent, scored, signals, evidence.absent)
 
     def _add_dense(self, question: str, scored: list[Scored]) -> None:
         """Half of a candidate's score is its cosine with the question, for the best few."""
@@ -418,6 +421,8 @@ def _signals(
         missing_terms=missing_terms,
         missing_numbers=missing_numbers,
         missing_pages=float(evidence.missing_pages),
+        absent_names=len(evidence.absent) / len(intent.names) if intent.names else 0.0,
+        absent_years=float(any(w.isdigit() for w in evidence.absent)),
         best=best.score if best else 0.0,
         margin=(best.score - runner) if best else 0.0,
         type_fit=float(fits),
@@ -443,6 +448,9 @@ def _explain(draft: Draft) -> str:
         reasons.append("the pages it names are not in the document")
     if signals.missing_numbers:
         reasons.append("numbers or years it names appear in no source")
+    if draft.absent:
+        named = ", ".join(f"“{w}”" for w in draft.absent[:3])
+        reasons.append(f"the documents never mention {named}")
     if signals.missing_terms > 0.3:
         reasons.append("several of its words appear in no source")
     text = f"Looked for {wanted}"

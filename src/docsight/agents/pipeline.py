@@ -49,6 +49,9 @@ class Ports:
     images: Callable[[Sequence[Source], int], list[tuple[int, bytes]]] | None = None
     #: Reading around sources along the map and graph (``None``: no graph to walk).
     walk: Callable[[Sequence[Source]], list[Source]] | None = None
+    #: Which of these words (a question's names and years) no document of the sources
+    #: contains (``None``: not known, nothing counts as absent).
+    absent: Callable[[Sequence[str], Sequence[Source]], list[str]] | None = None
 
 
 def choose_strategy(question: str, mode: str | None, default: str) -> str:
@@ -215,10 +218,18 @@ class _Answering:
         """The evidence gate weighs what retrieval found, not the context read around it:
         whole pages and neighbours would cover a question's words by sheer volume."""
         from docsight.agents.evidence import measure
+        from docsight.agents.question import named_words
 
         found = [s.text for s in sources if s.via not in ("page", "neighbour")]
         evidence = measure(query, found or [s.text for s in sources], self.ports.encoder())
-        return replace(evidence, missing_pages=self.ports.pages_missing(query, sources))
+        names = named_words(query)
+        return replace(
+            evidence,
+            missing_pages=self.ports.pages_missing(query, sources),
+            absent=tuple(self.ports.absent(names, sources))
+            if self.ports.absent is not None and names and sources
+            else (),
+        )
 
     def answer(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Answer:
         """By the vision model (with the sources' images), the language model, or offline;

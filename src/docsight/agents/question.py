@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from docsight.document.text import content_terms
+from docsight.document.text import STOPWORDS, content_terms
 
 AnswerType = Literal["count", "number", "date", "entity", "yesno", "list", "comparison", "text"]
 
@@ -66,6 +66,7 @@ _SHARE = re.compile(
     r"\bfell|\bdrop|\byield|\breturn",
     re.I,
 )
+_DURATION = re.compile(r"\bduration\b|\bhow long\b|\btime (?:on|spent)\b", re.I)
 _EMAIL_ASKED = re.compile(r"\be-?mail\b", re.I)
 _PHONE_ASKED = re.compile(r"\b(?:phone|telephone|fax|tel)\b(?: no| number)?", re.I)
 _CODE_ASKED = re.compile(
@@ -97,6 +98,10 @@ class Intent:
 
     #: Whether the question asks for a share, a rate or a change (a percentage answers it).
     wants_share: bool = False
+    #: Whether the question asks how long something lasts ("average session duration").
+    wants_duration: bool = False
+    #: Names and years the question is about, lower-cased (see :func:`named_words`).
+    names: tuple[str, ...] = ()
 
     @property
     def numeric(self) -> bool:
@@ -132,10 +137,11 @@ def read_intent(question: str) -> Intent:
         f"q{m.group(1) or _ORDINAL_QUARTER[m.group(2).lower()]}" for m in _QUARTER.finditer(text)
     ]
     contact: Literal["email", "phone", "url", "code"] | None = None
-    if _CODE_ASKED.search(text):
-        contact = "code"
-    elif _EMAIL_ASKED.search(text):
+    # "email id" asks for an address, whatever "id" says elsewhere.
+    if _EMAIL_ASKED.search(text):
         contact = "email"
+    elif _CODE_ASKED.search(text):
+        contact = "code"
     elif _PHONE_ASKED.search(text):
         contact = "phone"
     elif _URL_ASKED.search(text):
@@ -151,7 +157,52 @@ def read_intent(question: str) -> Intent:
         units=tuple(dict.fromkeys(u.lower() for u in _UNIT.findall(text))),
         numbers=tuple(n.replace(",", "") for n in _NUMBERS.findall(text)),
         terms=tuple(content_terms(text)),
+        names=named_words(text),
+        wants_duration=bool(_DURATION.search(text)),
     )
+
+
+#: Words that open or frame a question, capitalised or not ("According to ...", "I'm a ...").
+_FRAME = frozenset(
+    "what which who whom whose when where why how is are was were does do did can could has "
+    "have had will would should according among in on the list name enumerate give tell i i'm "
+    "please write answer round format".split()
+)
+_WORD = re.compile(r"[A-Za-z][\w&'’.-]*|\d{4}")
+_PERIOD_YEAR = re.compile(r"(?:fy|f|q[1-4]|h[12])?((?:19|20)\d{2})", re.I)
+
+
+def named_words(question: str) -> tuple[str, ...]:
+    """The names and years ``question`` is about, lower-cased: capitalised words past its
+    first ("Thinkpad", "Chinese"), acronyms ("HAQ", "AR03") and years, "FY2019" read as 2019.
+
+    A document that never mentions one of them is unlikely to answer the question (a camera of
+    a laptop the manual is not about, a survey year the report does not cover), which is what
+    the refusal's ``absent_names`` signal measures. Capitals say nothing in a question written
+    in capitals, so there only years count; a hyphenated all-capitals word ("YYYY-MM-DD") is a
+    format to answer in, not a name."""
+    words = _WORD.findall(question)
+    shouting = sum(1 for w in words if w.isupper() and len(w) > 1) > len(words) / 2
+    out: list[str] = []
+    for i, raw in enumerate(words):
+        word = raw.strip(".'’")
+        for suffix in ("'s", "’s"):
+            word = word.removesuffix(suffix)
+        if not word:
+            continue
+        year = _PERIOD_YEAR.fullmatch(word)
+        if year:
+            out.append(year.group(1))
+            continue
+        lower = word.lower()
+        if shouting or lower in _FRAME or lower in STOPWORDS or lower in ("fy", "q"):
+            continue
+        if "-" in word and word.isupper():
+            continue
+        capitals = sum(1 for c in word if c.isupper())
+        if capitals >= 2 or (word[0].isupper() and i > 0):
+            out.append(lower)
+    return tuple(dict.fromkeys(out))
 
 
 _ORDINAL_QUARTER = {"first": "1", "second": "2", "third": "3", "fourth": "4"}

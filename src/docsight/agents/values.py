@@ -41,6 +41,9 @@ _PERIOD_WORDS = frozenset(
     "vs versus between".split()
 )
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+#: A duration on a clock face ("00:04:14", "3:05"), as analytics reports print session lengths.
+_CLOCK = re.compile(r"(?<![\d:])\d{1,3}:[0-5]\d(?::[0-5]\d)?(?![\d:])")
+
 _YEARLIKE = re.compile(r"^(?:19|20)\d{2}$")
 
 
@@ -95,6 +98,11 @@ def extract_value(intent: Intent, text: str) -> str | None:
     """The span of ``text`` holding the answer type ``intent`` wants, or ``None``."""
     anchors = _anchors(text, intent)
     asked = set(intent.numbers)
+    if intent.type == "number" and intent.wants_duration:
+        clocks = list(_CLOCK.finditer(text))
+        if clocks:
+            # "Avg. Session Duration 00:04:14": read as digits, "04" would be the nearest number.
+            return min(clocks, key=lambda m: _near(text, m.start(), anchors)).group(0)
     if intent.type in ("count", "number"):
         best: tuple[int, int, int, int, str] | None = None
         for m in _NUMBER.finditer(text):

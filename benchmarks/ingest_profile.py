@@ -35,11 +35,9 @@ import io
 import itertools
 import json
 import os
-import platform
 import resource
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -47,6 +45,8 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from _machine import busiest, machine, machine_busy_s, own_cpu_s, uptime  # benchmarks/
 
 from docsight import DocSight, Settings
 from docsight.ingest.report import FileOutcome, IngestProgress, IngestReport
@@ -62,81 +62,6 @@ SIZE_BINS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
 
 
 # --- the machine and what else runs on it ---------------------------------------------------------
-
-
-def machine() -> dict[str, Any]:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-        mem_kb = next(
-            int(line.split()[1])
-            for line in Path("/proc/meminfo").read_text().splitlines()
-            if line.startswith("MemTotal:")
-        )
-    except (OSError, StopIteration, ValueError):
-        mem_kb = 0
-    import onnxruntime
-
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory_gb": round(mem_kb / 2**20, 1),
-        "system": platform.platform(),
-        "python": platform.python_version(),
-        "onnxruntime": onnxruntime.__version__,
-        "commit": _git("rev-parse", "--short", "HEAD"),
-        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
-    }
-
-
-def _git(*args: str) -> str:
-    try:
-        out = subprocess.run(["git", *args], cwd=HERE, capture_output=True, text=True, timeout=10)
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return " ".join(f"{v:.2f}" for v in os.getloadavg())
-
-
-def busiest(n: int = 6) -> list[str]:
-    """The busiest processes right now (``top`` in batch mode), to name a concurrent job."""
-    try:
-        out = subprocess.run(
-            ["top", "-b", "-n", "1", "-w", "160"], capture_output=True, text=True, timeout=20
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    lines = out.splitlines()
-    head = next((k for k, line in enumerate(lines) if line.lstrip().startswith("PID")), None)
-    if head is None:
-        return []
-    return [" ".join(line.split()) for line in lines[head + 1 : head + 1 + n]]
-
-
-def machine_busy_s() -> float:
-    """CPU seconds every process of the machine has used since boot (/proc/stat)."""
-    try:
-        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-    except OSError:
-        return 0.0
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[:8])
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
-
-
-def own_cpu_s() -> float:
-    """CPU seconds of this process and its reaped children (the ingestion workers)."""
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 class LoadSampler:

@@ -27,7 +27,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import resource
 import shlex
 import sys
@@ -37,6 +36,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from _machine import load_average, machine  # benchmarks/
 
 from docsight import DocSight, Settings
 from docsight.ingest.report import IngestProgress
@@ -172,29 +173,6 @@ def workers_max(sample: Sample) -> float:
 
 
 # --- the run ------------------------------------------------------------------------------------
-
-
-def machine() -> dict[str, Any]:
-    cpu = ""
-    mem_kb = 0
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                mem_kb = int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory_gb": round(mem_kb / 2**20, 1),
-        "system": platform.platform(),
-        "python": platform.python_version(),
-        "load_before": " ".join(f"{v:.2f}" for v in os.getloadavg()),
-    }
 
 
 def run(pdf: Path, workers: int, collection: Path) -> dict[str, Any]:
@@ -358,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     md_path = args.md or (json_path.with_suffix(".md") if json_path else None)
     with tempfile.TemporaryDirectory(prefix="large-pdf-") as tmp:
         pdf = args.pdf or make_large_pdf(Path(tmp) / "large.pdf", args.pages)
-        environment = machine()
+        environment = {**machine(), "load_before": load_average()}
         sys.stdout.write(f"{pdf}: ingesting; load before {environment['load_before']}\n")
         result_run = run(pdf, args.workers, Path(tmp) / "collection")
         mib = pdf.stat().st_size / 2**20

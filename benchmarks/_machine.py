@@ -1,0 +1,108 @@
+"""Facts about the machine a benchmark ran on, shared by the benchmarks that record them.
+
+The machine is shared (two cores, other people's evaluations), so a result is only readable with
+the load beside it: every benchmark records the same facts the same way, from here.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import subprocess
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+def machine(*, onnxruntime: bool = True) -> dict[str, Any]:
+    """CPU model, cores, memory, system, Python (and onnxruntime) versions, and the git commit."""
+    cpu = ""
+    mem_kb = 0
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_kb = int(line.split()[1])
+                break
+    except (OSError, ValueError):
+        pass  # not Linux: the facts /proc would give are left empty
+    facts: dict[str, Any] = {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": round(mem_kb / 2**20, 1),
+        "system": platform.platform(),
+        "python": platform.python_version(),
+    }
+    if onnxruntime:
+        import onnxruntime as ort
+
+        facts["onnxruntime"] = ort.__version__
+    facts["commit"] = git("rev-parse", "--short", "HEAD")
+    # Uncommitted changes to tracked files make the commit an approximate label of the code.
+    facts["dirty"] = bool(git("status", "--porcelain", "--untracked-files=no"))
+    return facts
+
+
+def git(*args: str) -> str:
+    try:
+        out = subprocess.run(["git", *args], cwd=HERE, capture_output=True, text=True, timeout=10)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def load_average() -> str:
+    """The 1, 5 and 15-minute load averages, e.g. ``"0.31 1.20 2.04"``."""
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def uptime() -> str:
+    """``uptime``'s line (the load averages with the time), or the load averages alone."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return load_average()
+
+
+def busiest(n: int = 6) -> list[str]:
+    """The busiest processes right now (``top`` in batch mode), to name a concurrent job."""
+    try:
+        out = subprocess.run(
+            ["top", "-b", "-n", "1", "-w", "160"], capture_output=True, text=True, timeout=20
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    lines = out.splitlines()
+    head = next((k for k, line in enumerate(lines) if line.lstrip().startswith("PID")), None)
+    if head is None:
+        return []
+    return [" ".join(line.split()) for line in lines[head + 1 : head + 1 + n]]
+
+
+def machine_busy_s() -> float:
+    """CPU seconds every process of the machine has used since boot (/proc/stat)."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_s() -> float:
+    """CPU seconds of this process and its reaped children (ingestion workers, say)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def others_share(busy_s: float, own_s: float, wall_s: float) -> float | None:
+    """The share of the machine's CPU that other processes took over ``wall_s`` seconds, from
+    the differences of :func:`machine_busy_s` and :func:`own_cpu_s` over that time."""
+    capacity = (os.cpu_count() or 1) * wall_s
+    return max(0.0, busy_s - own_s) / capacity if capacity else None

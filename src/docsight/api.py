@@ -655,31 +655,12 @@ class DocSight:
         return answer
 
     def _source_images(self, sources: Sequence[Source], limit: int) -> list[tuple[int, bytes]]:
-        """Up to ``limit`` images of ``sources``, best-ranked first: the figure crops a source
-        carries, else the render of its page; each page or crop once."""
-        settings = self.settings.answer
-        shown: list[tuple[int, bytes]] = []
-        seen: set[str] = set()
-        pages: dict[str, Document] = {}
-        for source in sorted(sources, key=lambda s: (s.rank, s.n)):
-            if len(shown) >= limit:
-                break
-            ids = list(source.image_ids)
-            if not ids:
-                if source.doc_id not in pages:
-                    pages[source.doc_id] = self.store.get_document(source.doc_id)
-                document = pages[source.doc_id]
-                if 0 <= source.page < document.page_count:
-                    page_id = document.pages[source.page].image_id
-                    ids = [page_id] if page_id else []
-            for image_id in ids:
-                if image_id in seen or len(shown) >= limit:
-                    continue
-                seen.add(image_id)
-                asset = self.store.get_asset(image_id, dpi=settings.image_dpi or None)
-                if asset is not None and asset.data:
-                    shown.append((source.n, _bounded_png(asset.data, settings.max_image_side)))
-        return shown
+        from docsight.agents.context import source_images
+
+        answer = self.settings.answer
+        return source_images(
+            sources, self.store, limit, dpi=answer.image_dpi or None, max_side=answer.max_image_side
+        )
 
     def _walk(self, sources: Sequence[Source]) -> list[Source]:
         """What surrounds ``sources`` in their documents: a readout from them as hits with a
@@ -801,21 +782,6 @@ class DocSight:
             log.warning("%s", warning)
         _require_words(cleaned)
         return cleaned
-
-
-def _bounded_png(data: bytes, max_side: int) -> bytes:
-    """The image as it is when its longest side is within ``max_side``, else scaled down."""
-    import io
-
-    from PIL import Image
-
-    with Image.open(io.BytesIO(data)) as image:
-        if max(image.size) <= max_side:
-            return data
-        image.thumbnail((max_side, max_side))
-        out = io.BytesIO()
-        image.save(out, format="PNG")
-        return out.getvalue()
 
 
 def _require_words(question: str) -> None:

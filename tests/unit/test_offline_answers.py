@@ -96,6 +96,15 @@ def test_tables_are_parsed_with_their_caption_and_folded_headers() -> None:
         "| Bronx | 18.4% | 290,000 |"
     )
     assert two_row.columns == ["", "Land area rezoned", "Capacity 2007"]
+    # A title spanning the table over the real column names (a slide's table): the names are
+    # the header, the title their prefix; a first body row of labels and numbers stays a row.
+    (titled,) = parse_tables(
+        "| Structured Markup | Structured Markup | | |\n| --- | --- | --- | --- |\n"
+        "| Data Type | Source | Items | Errors |\n| hatom | microformats.org | 137 | 137 |"
+    )
+    assert titled.columns[2:] == ["Items", "Errors"] and titled.rows[0][0] == "hatom"
+    (plain,) = parse_tables("| Model | Source | Items |\n| --- | --- | --- |\n| K-20 | lab | 12 |")
+    assert plain.columns == ["Model", "Source", "Items"] and plain.rows == [["K-20", "lab", "12"]]
     assert number_value("(1,234.5)") == -1234.5 and number_value("18.4%") == 18.4
 
 

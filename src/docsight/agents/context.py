@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from docsight.agents.answer import Source
+from docsight.document.model import Document
 from docsight.index.base import Store
 from docsight.retrieval.hit import Hit
 from docsight.retrieval.readout import Passage, ReadoutPlan, read_out
@@ -53,3 +54,48 @@ def _merge_page_images(passages: list[Passage]) -> list[Passage]:
             )
         merged.append(p)
     return merged
+
+
+def source_images(
+    sources: Sequence[Source], store: Store, limit: int, *, dpi: float | None, max_side: int
+) -> list[tuple[int, bytes]]:
+    """Up to ``limit`` images of ``sources`` as ``(source number, PNG)``, best-ranked first: the
+    figure crops a source carries, else the render of its page; each page or crop once, its
+    longest side at most ``max_side`` pixels."""
+    shown: list[tuple[int, bytes]] = []
+    seen: set[str] = set()
+    documents: dict[str, Document] = {}
+    for source in sorted(sources, key=lambda s: (s.rank, s.n)):
+        if len(shown) >= limit:
+            break
+        ids = list(source.image_ids)
+        if not ids:
+            if source.doc_id not in documents:
+                documents[source.doc_id] = store.get_document(source.doc_id)
+            document = documents[source.doc_id]
+            if 0 <= source.page < document.page_count:
+                page_id = document.pages[source.page].image_id
+                ids = [page_id] if page_id else []
+        for image_id in ids:
+            if image_id in seen or len(shown) >= limit:
+                continue
+            seen.add(image_id)
+            asset = store.get_asset(image_id, dpi=dpi)
+            if asset is not None and asset.data:
+                shown.append((source.n, bounded_png(asset.data, max_side)))
+    return shown
+
+
+def bounded_png(data: bytes, max_side: int) -> bytes:
+    """The image as it is when its longest side is within ``max_side``, else scaled down."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        if max(image.size) <= max_side:
+            return data
+        image.thumbnail((max_side, max_side))
+        out = io.BytesIO()
+        image.save(out, format="PNG")
+        return out.getvalue()

@@ -97,15 +97,23 @@ def _table(caption: str, block: list[list[str]]) -> Table:
     width = max(len(r) for r in block)
     block = [r + [""] * (width - len(r)) for r in block]
     header, body = block[0], block[1:]
-    # Header continuation rows: an empty first cell and no number (years count as words here).
+    # Header continuation rows hold no number (years count as words here) and either leave the
+    # first cell empty, or follow a title row: a header with empty or repeated cells (a title
+    # spanning the table, "| Structured Markup | Structured Markup | | |", over the real names).
     while (
         body
-        and not body[0][0]
         and not any(is_number(c) and not _YEAR.fullmatch(c) for c in body[0])
+        and (not body[0][0] or _spanning(header))
     ):
         header = [f"{h} {c}".strip() for h, c in zip(header, body[0], strict=True)]
         body = body[1:]
     return Table(caption=caption, columns=header, rows=body)
+
+
+def _spanning(header: list[str]) -> bool:
+    """A header row that is a title over the columns rather than their names."""
+    named = [h for h in header if h]
+    return len(header) > 2 and (len(named) < len(header) or len(set(named)) < len(named))
 
 
 def _match(terms: set[str], weights: dict[str, float], text: str) -> float:

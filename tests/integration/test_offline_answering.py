@@ -134,6 +134,24 @@ def test_a_ratio_is_computed_from_the_statement_lines(
     assert all(c.quote for c in answer.citations)
 
 
+def test_a_model_is_shown_the_computed_ratio_after_the_sources(filing: DocSight) -> None:
+    from docsight.llm.scripted import ScriptedChat
+
+    chat = ScriptedChat(default="The current ratio was 2.50 [1].")
+    answer = DocSight(filing.path, chat=chat).ask(
+        "What is Harbor Tools' current ratio in fiscal 2024?"
+    )
+    assert answer.mode == "llm" and answer.answer.startswith("The current ratio was 2.50")
+    prompts = [str(m["content"]) for call in chat.calls for m in call if m["role"] == "user"]
+    shown = next(p for p in prompts if "<computed>" in p)
+    # After the sources, before the question: the value, its citations and its working.
+    assert shown.index("</sources>") < shown.index("<computed>") < shown.index("Question:")
+    assert "2.50 [" in shown and "as Investopedia defines the ratio" in shown
+    # A question that asks no ratio shows the model no note.
+    DocSight(filing.path, chat=chat).ask("What does Harbor Tools make?")
+    assert "<computed>" not in str(chat.calls[-1])
+
+
 def test_a_ratio_with_a_missing_line_is_not_made_up(filing: DocSight) -> None:
     # The filing has no interest expense line: nothing is computed, nothing invented.
     answer = filing.ask("What is the interest coverage ratio in fiscal 2024?")

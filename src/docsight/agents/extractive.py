@@ -269,6 +269,13 @@ class ExtractiveAnswerer:
         )
 
 
+def derived_working(question: str, sources: Sequence[Source]) -> str | None:
+    """The ratio ``question`` asks for, worked out from the sources' statement lines with its
+    citations (what the offline answer says), or ``None``: for a model to check and use."""
+    derived = _derived(question, sources)
+    return derived.answer if derived is not None else None
+
+
 def _derived(question: str, sources: Sequence[Source]) -> Answer | None:
     """A ratio the statements' lines give (``agents.ratios``), shown with its working; every line
     it used is cited. ``None`` when the question asks no ratio or a line is missing."""

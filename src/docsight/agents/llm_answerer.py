@@ -51,11 +51,20 @@ def build_messages(
     sources: Sequence[Source],
     max_chars: int,
     images: Sequence[tuple[int, bytes]] = (),
+    computed: str | None = None,
 ) -> list[Message]:
     """The system rules and the user turn: the sources as data, then the question. With
     ``images`` (a vision model), each page render or crop follows, labelled with the number of
-    the source it shows, so the model can cite what it saw."""
-    text = f"{format_sources(sources, max_chars)}\n\nQuestion: {question}\nAnswer:"
+    the source it shows, so the model can cite what it saw. ``computed``: a figure worked out
+    from the sources (a ratio from statement lines, ``agents.ratios``), with its working and
+    citations, shown after them for the model to check and use: models divide badly."""
+    note = (
+        f"\n\n<computed>\nWorked out from the sources above (check it against them; cite the "
+        f"sources, not this note):\n{computed}\n</computed>"
+        if computed
+        else ""
+    )
+    text = f"{format_sources(sources, max_chars)}{note}\n\nQuestion: {question}\nAnswer:"
     if not images:
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
     parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
@@ -141,14 +150,18 @@ class LLMAnswerer:
         evidence: Evidence,
         images: Sequence[tuple[int, bytes]] = (),
         on_token: Callable[[str], None] | None = None,
+        computed: str | None = None,
     ) -> Answer:
         """``images``: ``(source number, PNG)`` pairs for a vision model to see; ``on_token``
-        hears the model's words as they stream (before citations are checked)."""
+        hears the model's words as they stream (before citations are checked); ``computed``: a
+        figure worked out from the sources, shown to the model after them."""
         self.tokens = 0
         base = Answer.not_answerable(question, "llm", sources, evidence.score, self.chat.model)
         if not sources or evidence.score < self.settings.min_evidence:
             return base
-        messages = build_messages(question, sources, self.settings.max_source_chars, images)
+        messages = build_messages(
+            question, sources, self.settings.max_source_chars, images, computed=computed
+        )
         result = (
             self.chat.chat(messages, on_token=on_token) if on_token else self.chat.chat(messages)
         )

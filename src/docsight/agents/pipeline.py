@@ -251,9 +251,18 @@ class _Answering:
             def stream(piece: str) -> None:
                 sink(piece, draft)
 
+        from docsight.agents.extractive import derived_working
+
         writer = LLMAnswerer(model, self.settings.answer)
         try:
-            return writer.answer(question, sources, evidence, images=pictures, on_token=stream)
+            return writer.answer(
+                question,
+                sources,
+                evidence,
+                images=pictures,
+                on_token=stream,
+                computed=derived_working(question, sources),
+            )
         except LLMError as exc:
             fallback = offline.answer(question, sources, evidence)
             fallback.warnings.append(

@@ -20,9 +20,9 @@ an object it never mentions reads much like one it answers. Several signals toge
 A logistic model turns them into the probability that the question is answerable; below the
 threshold the answer is "Not answerable". Whatever the model says, a question none of whose
 words is in any source is refused: the answerer could only quote something unrelated (on the
-dev data, 11 questions, 9 of them unanswerable and the other 2 answered wrongly). Weights and threshold are fitted by
-``benchmarks/fit_refusal.py`` with leave-documents-out cross-validation on the shared dev data
-and shipped in ``refusal_weights.json``.
+dev data, 11 questions, 9 of them unanswerable and the other 2 answered wrongly). Weights and
+threshold are fitted by ``benchmarks/fit_refusal.py`` with leave-documents-out cross-validation
+on the shared dev data and shipped in ``refusal_weights.json``.
 """
 
 from __future__ import annotations

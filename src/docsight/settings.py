@@ -107,6 +107,17 @@ def _split_list(value: Any) -> Any:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def thread_share(sessions: int, cores: int | None = None) -> int:
+    """Threads for each of ``sessions`` onnxruntime sessions that run at the same time: an equal
+    share of the cores, at least one. More threads than cores do not add speed, they time-slice,
+    and onnxruntime's idle threads spin before they sleep, so the surplus burns CPU others need.
+    """
+    import os
+
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    return max(1, cores // max(1, sessions))
+
+
 def _group(prefix: str) -> SettingsConfigDict:
     # validate_by_name: fields with environment aliases (base_url, api_key) must still be
     # settable by their own name in code.
@@ -281,12 +292,13 @@ class IngestSettings(_Settings):
     #: Address space of a worker in MiB, a backstop for allocations too fast for the memory
     #: watchdog; 0 picks ``memory_mb`` plus room for the model runtimes' reservations, -1 none.
     address_space_mb: int = Field(default=0, ge=-1)
-    #: onnxruntime threads of each OCR and layout model in a worker: 0 (default) leaves it to
-    #: onnxruntime (every core, in each worker), ``-1`` shares the cores among the workers, a
-    #: number sets it. Measured on two cores (benchmarks/results/model_threads.md), sharing saved
-    #: 14-22 % of the CPU but not wall time: when one worker is left with the last file, half the
-    #: machine idles.
-    model_threads: int = Field(default=0, ge=-1, le=64)
+    #: onnxruntime threads of each OCR and layout model in a worker: ``-1`` (default) shares the
+    #: cores among the workers (:func:`thread_share`), 0 leaves it to onnxruntime (every core, in
+    #: each worker), a number sets it. On two cores onnxruntime's default ran 2 workers x 2
+    #: threads beside the parent's 2 embedding threads; the threads wait by spinning, so the
+    #: oversubscription cost CPU and slowed the parent's embedding
+    #: (benchmarks/results/model_threads.md).
+    model_threads: int = Field(default=-1, ge=-1, le=64)
 
     def budget(self, pages: int = 0) -> tuple[float, float | None]:
         """``(wall-clock seconds, CPU seconds or None)`` for a file of ``pages`` pages."""
@@ -305,11 +317,9 @@ class IngestSettings(_Settings):
     def model_thread_count(self) -> int:
         """Threads of each model session in a worker, 0 for onnxruntime's default (see
         ``model_threads``)."""
-        import os
-
         if self.model_threads >= 0:
             return self.model_threads
-        return max(1, (os.cpu_count() or 1) // self.worker_count())
+        return thread_share(self.worker_count())
 
 
 class ChunkSettings(_Settings):

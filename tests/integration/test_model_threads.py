@@ -30,7 +30,7 @@ def _sessions(obj: Any, seen: set[int] | None = None, depth: int = 0) -> Iterato
 
 def test_the_cores_can_be_shared_among_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    assert IngestSettings(workers=2).model_thread_count() == 0  # onnxruntime's default
+    assert IngestSettings(workers=2, model_threads=0).model_thread_count() == 0  # onnxruntime's
     assert IngestSettings(workers=2, model_threads=-1).model_thread_count() == 1
     assert IngestSettings(workers=1, model_threads=-1).model_thread_count() == 2
     assert IngestSettings(workers=3, model_threads=-1).model_thread_count() == 1  # never zero

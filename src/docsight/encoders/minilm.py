@@ -102,6 +102,10 @@ class MiniLMEncoder:
             options = ort.SessionOptions()
             options.intra_op_num_threads = self.settings.threads or (os.cpu_count() or 1)
             options.inter_op_num_threads = 1
+            # Basic graph optimizations only: on this int8 model the extended fusions cost about
+            # 9 % of the CPU a chunk on two cores (benchmarks/results/embed_floor.md, --options);
+            # vectors move by < 1e-6.
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
             options.log_severity_level = 3
             try:
                 session = ort.InferenceSession(

@@ -18,6 +18,15 @@ Both include tokenizing. It prints chunks/s of each, the ratio (b)/(a), the smal
 between the two sides' vectors (the comparison is fair only if they agree), the load before and
 after, the onnxruntime version and the threads each side used. The default run writes
 ``benchmarks/results/embed_floor.{md,json}``; other runs write only where ``--json``/``--md`` say.
+
+Two other measurements share the loop:
+
+* ``--options THREADS`` times the loop with other session options (graph optimization level,
+  memory arena, memory pattern, execution mode) and batch sizes, each checked against the
+  current options' vectors;
+* ``--contention 2x2:2,2x1:2`` embeds with docsight's encoder while worker processes keep
+  sessions of the given threads busy (WORKERSxTHREADS:PARENT_THREADS), as parse workers do
+  during an ingestion, to show what oversubscribing the cores costs.
 """
 
 from __future__ import annotations

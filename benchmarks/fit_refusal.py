@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 from docsight import DocSight  # noqa: E402
 from docsight.agents.evidence import measure  # noqa: E402
 from docsight.agents.extractive import ExtractiveAnswerer  # noqa: E402
-from docsight.agents.question import named_words  # noqa: E402
+from docsight.agents.question import absent_names, named_words  # noqa: E402
 from docsight.agents.refusal import WEIGHTS_FILE, RefusalModel, Signals, nothing_found  # noqa: E402
 from docsight.evaluation.datasets import load_dataset  # noqa: E402
 from docsight.evaluation.strict import strict_score  # noqa: E402
@@ -71,10 +71,13 @@ def collect(ds: DocSight, swapped: int) -> list[dict[str, Any]]:
         sources = ds.context(q.question, doc_names=[doc])
         found = [s.text for s in sources if s.via not in ("page", "neighbour")]
         evidence = measure(q.question, found or [s.text for s in sources], ds.encoder())
+        names = named_words(q.question)
+        words = list(dict.fromkeys(w for n in names for w in n.split()))
         evidence = replace(
             evidence,
             missing_pages=ds._pages_missing(q.question, sources),
-            absent=tuple(ds._words_absent(named_words(q.question), sources)),
+            named=len(names),
+            absent=tuple(absent_names(names, set(ds._words_absent(words, sources)))),
         )
         draft = answerer.draft(q.question, sources, evidence)
         answer = answerer.answer(q.question, sources, evidence)

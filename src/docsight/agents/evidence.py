@@ -50,7 +50,9 @@ class Evidence:
     similarity: float
     #: The question names pages its documents do not have ("page 120" of a 50-page deck).
     missing_pages: bool = False
-    #: The question's names and years (``Intent.names``) that its documents never mention.
+    #: How many names and years the question has (``question.named_words``), and those of them
+    #: its documents never mention.
+    named: int = 0
     absent: tuple[str, ...] = ()
 
     @property

@@ -428,7 +428,7 @@ def _signals(
         missing_terms=missing_terms,
         missing_numbers=missing_numbers,
         missing_pages=float(evidence.missing_pages),
-        absent_names=len(evidence.absent) / len(intent.names) if intent.names else 0.0,
+        absent_names=len(evidence.absent) / evidence.named if evidence.named else 0.0,
         absent_years=float(any(w.isdigit() for w in evidence.absent)),
         best=best.score if best else 0.0,
         margin=(best.score - runner) if best else 0.0,

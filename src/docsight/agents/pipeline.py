@@ -88,7 +88,7 @@ def answer_question(
     strategy = choose_strategy(question, mode, settings.answer.mode)
     ports = _with_statements(question, ports)
     trace = Trace(on_step)
-    answering = _Answering(ports, settings, trace, on_token)
+    answering = _Answering(ports, settings, trace, on_token, question, asked)
 
     def answer_once(query: str, sources: Sequence[Source], evidence: Evidence) -> Answer:
         return answering.answer(asked if query == question else query, sources, evidence)
@@ -192,7 +192,11 @@ class _Answering:
         settings: Settings,
         trace: Trace,
         on_token: Callable[[str, int], None] | None = None,
+        question: str = "",
+        asked: str = "",
     ) -> None:
+        #: The user's question, and what the answerer reads for it (with an image's text).
+        self.question, self.asked = question, asked
         self.ports = ports
         self.settings = settings
         self.trace = trace
@@ -218,17 +222,22 @@ class _Answering:
         """The evidence gate weighs what retrieval found, not the context read around it:
         whole pages and neighbours would cover a question's words by sheer volume."""
         from docsight.agents.evidence import measure
-        from docsight.agents.question import named_words
+        from docsight.agents.question import absent_names, named_words
 
         found = [s.text for s in sources if s.via not in ("page", "neighbour")]
         evidence = measure(query, found or [s.text for s in sources], self.ports.encoder())
-        names = named_words(query)
+        # The names are the user's: a question read with its image's text would take every
+        # capitalised word of a screenshot for one.
+        names = named_words(self.question if query == self.asked else query)
+        absent: list[str] = []
+        if self.ports.absent is not None and names and sources:
+            words = list(dict.fromkeys(w for n in names for w in n.split()))
+            absent = absent_names(names, set(self.ports.absent(words, sources)))
         return replace(
             evidence,
             missing_pages=self.ports.pages_missing(query, sources),
-            absent=tuple(self.ports.absent(names, sources))
-            if self.ports.absent is not None and names and sources
-            else (),
+            named=len(names),
+            absent=tuple(absent),
         )
 
     def answer(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Answer:

@@ -10,6 +10,7 @@ which way it ranks.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -173,36 +174,63 @@ _PERIOD_YEAR = re.compile(r"(?:fy|f|q[1-4]|h[12])?((?:19|20)\d{2})", re.I)
 
 
 def named_words(question: str) -> tuple[str, ...]:
-    """The names and years ``question`` is about, lower-cased: capitalised words past its
-    first ("Thinkpad", "Chinese"), acronyms ("HAQ", "AR03") and years, "FY2019" read as 2019.
+    """The names and years ``question`` is about, lower-cased, a name of several words as one
+    ("english channel"): runs of capitalised words past its first ("Thinkpad", "HAQ Executive
+    Leadership"), acronyms ("AR03") and years, "FY2019" read as 2019.
 
     A document that never mentions one of them is unlikely to answer the question (a camera of
     a laptop the manual is not about, a survey year the report does not cover), which is what
-    the refusal's ``absent_names`` signal measures. Capitals say nothing in a question written
-    in capitals, so there only years count; a hyphenated all-capitals word ("YYYY-MM-DD") is a
-    format to answer in, not a name."""
+    the refusal's ``absent_names`` signal measures; a name of several words counts as mentioned
+    when any of its words is (a map may print "English Channel" where the text says "the
+    Channel"). Capitals say nothing in a question written in capitals, so there only years
+    count; a hyphenated all-capitals word ("YYYY-MM-DD") is a format to answer in, not a name."""
     words = _WORD.findall(question)
     shouting = sum(1 for w in words if w.isupper() and len(w) > 1) > len(words) / 2
     out: list[str] = []
+    run: list[str] = []
+
+    def close() -> None:
+        while run and run[-1] in _JOINERS:
+            run.pop()
+        if run:
+            out.append(" ".join(run))
+        run.clear()
+
     for i, raw in enumerate(words):
         word = raw.strip(".'’")
         for suffix in ("'s", "’s"):
             word = word.removesuffix(suffix)
-        if not word:
-            continue
+        lower = word.lower()
         year = _PERIOD_YEAR.fullmatch(word)
         if year:
+            close()
             out.append(year.group(1))
             continue
-        lower = word.lower()
-        if shouting or lower in _FRAME or lower in STOPWORDS or lower in ("fy", "q"):
+        if not word or shouting or lower in _FRAME or lower in ("fy", "q"):
+            close()
             continue
-        if "-" in word and word.isupper():
+        if lower in STOPWORDS:
+            if run and lower in _JOINERS:
+                run.append(lower)  # "Department of Health"
+            else:
+                close()
             continue
         capitals = sum(1 for c in word if c.isupper())
-        if capitals >= 2 or (word[0].isupper() and i > 0):
-            out.append(lower)
+        if ("-" in word and word.isupper()) or not (capitals >= 2 or (word[0].isupper() and i > 0)):
+            close()
+            continue
+        run.append(lower)
+    close()
     return tuple(dict.fromkeys(out))
+
+
+_JOINERS = frozenset(("of", "and", "for"))
+
+
+def absent_names(names: Sequence[str], absent_words: Collection[str]) -> list[str]:
+    """The names (``named_words``) none of whose words a document mentions, given the words it
+    does not (``absent_words``)."""
+    return [n for n in names if all(w in absent_words for w in n.split() if w not in _JOINERS)]
 
 
 _ORDINAL_QUARTER = {"first": "1", "second": "2", "third": "3", "fourth": "4"}

@@ -189,7 +189,7 @@ def measure(
         dense = store.vector_search(vector, HITS)
         dense_t.append(time.perf_counter() - t)
         t = time.perf_counter()
-        bm25 = store.text_search(question, HITS)
+        store.text_search(question, HITS)
         text_t.append(time.perf_counter() - t)
         t = time.perf_counter()
         both = (store.vector_search(vector, HITS), store.text_search(question, HITS))
@@ -197,12 +197,11 @@ def measure(
         for hits in both:
             for rank, hit in enumerate(hits):
                 fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + 1.0 / (60 + rank)
-        sorted(fused, key=fused.__getitem__, reverse=True)[:10]
+        sorted(fused, key=fused.__getitem__, reverse=True)[:10]  # the fused top ten
         hybrid_t.append(time.perf_counter() - t)
         exact = np.argsort(-(every @ vector))[:10]
         truth = {ids_in_order[i] for i in exact}
         recalls.append(len(truth & {h.chunk_id for h in dense[:10]}) / 10)
-        del bm25
     sweep = _nprobes_sweep(store, every, ids_in_order, query_vectors) if _indices_ivf(store) else []
     return {
         "nprobes_sweep": sweep,

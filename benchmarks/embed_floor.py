@@ -39,8 +39,9 @@ import shlex
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from _machine import busiest, load_average, machine, machine_busy_s, others_share, own_cpu_s
@@ -355,6 +356,43 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+T = TypeVar("T")
+
+
+def _timed(environment: dict[str, Any], work: Callable[[], T]) -> T:
+    """Run ``work``, then record the load after it and the CPU other processes took meanwhile."""
+    busy0, own0, started = machine_busy_s(), own_cpu_s(), time.perf_counter()
+    out = work()
+    environment["load_after"] = load_average()
+    environment["others_cpu_share"] = others_share(
+        machine_busy_s() - busy0, own_cpu_s() - own0, time.perf_counter() - started
+    )
+    return out
+
+
+def _result(environment: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """A run's record: the command, the date and the machine's state, then its figures."""
+    return {
+        "command": shlex.join(["python", *sys.argv]),
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "environment": environment,
+        **fields,
+    }
+
+
+def _publish(
+    text: str, result: dict[str, Any], json_path: Path | None, md_path: Path | None
+) -> int:
+    """Print the report and write it (and the record) where asked."""
+    sys.stdout.write(text)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(result, indent=1) + "\n")
+    if md_path is not None:
+        md_path.write_text(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--collection", type=Path, default=DEFAULT_COLLECTION)
@@ -397,17 +435,10 @@ def main(argv: list[str] | None = None) -> int:
         "busiest_before": busiest(),
     }
     sys.stdout.write(f"{len(texts)} chunks; load before {environment['load_before']}\n")
-    busy0, own0, started = machine_busy_s(), own_cpu_s(), time.perf_counter()
-    result_run = run(texts, max(1, args.rounds))
-    environment["load_after"] = load_average()
-    environment["others_cpu_share"] = others_share(
-        machine_busy_s() - busy0, own_cpu_s() - own0, time.perf_counter() - started
-    )
-    result = {
-        "command": shlex.join(["python", *sys.argv]),
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "environment": environment,
-        "texts": {
+    result_run = _timed(environment, lambda: run(texts, max(1, args.rounds)))
+    result = _result(
+        environment,
+        texts={
             "collection": str(args.collection.relative_to(HERE.parent))
             if args.collection.is_relative_to(HERE.parent)
             else str(args.collection),
@@ -417,17 +448,10 @@ def main(argv: list[str] | None = None) -> int:
             "mean_tokens": statistics.fmean(result_run["lengths"]),
             "at_limit": sum(n >= Settings().embed.max_tokens for n in result_run.pop("lengths")),
         },
-        "run": result_run,
-        "notes": args.note,
-    }
-    text = markdown(result)
-    sys.stdout.write(text)
-    if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(result, indent=1) + "\n")
-    if md_path is not None:
-        md_path.write_text(text)
-    return 0
+        run=result_run,
+        notes=args.note,
+    )
+    return _publish(markdown(result), result, json_path, md_path)
 
 
 def main_contention(args: argparse.Namespace) -> int:
@@ -439,62 +463,37 @@ def main_contention(args: argparse.Namespace) -> int:
     texts = chunk_texts(args.collection, max(1, args.every))
     environment: dict[str, Any] = {"machine": machine(), "load_before": load_average()}
     sys.stdout.write(f"{len(texts)} chunks; load before {environment['load_before']}\n")
-    busy0, own0, started = machine_busy_s(), own_cpu_s(), time.perf_counter()
     rows: list[dict[str, Any]] = []
-    for r in range(max(1, args.rounds)):
-        # Alternate the order of the configurations so a change of load hits them alike.
-        for workers, threads, parent in configs if r % 2 == 0 else configs[::-1]:
-            row = contention(texts, workers, threads, parent)
-            row["round"] = r + 1
-            row["load"] = load_average()
-            rows.append(row)
-            sys.stdout.write(
-                f"round {r + 1}: {workers} workers x {threads} threads, parent {parent}: "
-                f"parent {row['parent_chunks_per_s']:.1f} chunks/s, workers "
-                f"{row['worker_chunks_per_s']:.1f}, all {row['total_chunks_per_s']:.1f}, "
-                f"{row['cpu_ms_per_chunk']:.0f} CPU ms a chunk; load {row['load']}\n"
-            )
-            sys.stdout.flush()
-    environment["load_after"] = load_average()
-    environment["others_cpu_share"] = others_share(
-        machine_busy_s() - busy0, own_cpu_s() - own0, time.perf_counter() - started
-    )
-    result = {
-        "command": shlex.join(["python", *sys.argv]),
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "environment": environment,
-        "chunks": len(texts),
-        "rows": rows,
-        "notes": args.note,
-    }
-    text = markdown_contention(result)
-    sys.stdout.write(text)
-    if args.json is not None:
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
-    if args.md is not None:
-        args.md.write_text(text)
-    return 0
+
+    def rounds() -> None:
+        for r in range(max(1, args.rounds)):
+            # Alternate the order of the configurations so a change of load hits them alike.
+            for workers, threads, parent in configs if r % 2 == 0 else configs[::-1]:
+                row = contention(texts, workers, threads, parent)
+                row["round"] = r + 1
+                row["load"] = load_average()
+                rows.append(row)
+                sys.stdout.write(
+                    f"round {r + 1}: {workers} workers x {threads} threads, parent {parent}: "
+                    f"parent {row['parent_chunks_per_s']:.1f} chunks/s, workers "
+                    f"{row['worker_chunks_per_s']:.1f}, all {row['total_chunks_per_s']:.1f}, "
+                    f"{row['cpu_ms_per_chunk']:.0f} CPU ms a chunk; load {row['load']}\n"
+                )
+                sys.stdout.flush()
+
+    _timed(environment, rounds)
+    result = _result(environment, chunks=len(texts), rows=rows, notes=args.note)
+    return _publish(markdown_contention(result), result, args.json, args.md)
 
 
 def main_options(args: argparse.Namespace) -> int:
     texts = chunk_texts(args.collection, max(1, args.every))
     environment: dict[str, Any] = {"machine": machine(), "load_before": load_average()}
     sys.stdout.write(f"{len(texts)} chunks; load before {environment['load_before']}\n")
-    busy0, own0, started = machine_busy_s(), own_cpu_s(), time.perf_counter()
-    rows = options_run(texts, args.options, max(1, args.rounds))
-    environment["load_after"] = load_average()
-    environment["others_cpu_share"] = others_share(
-        machine_busy_s() - busy0, own_cpu_s() - own0, time.perf_counter() - started
+    rows = _timed(environment, lambda: options_run(texts, args.options, max(1, args.rounds)))
+    result = _result(
+        environment, chunks=len(texts), threads=args.options, rows=rows, notes=args.note
     )
-    result = {
-        "command": shlex.join(["python", *sys.argv]),
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "environment": environment,
-        "chunks": len(texts),
-        "threads": args.options,
-        "rows": rows,
-        "notes": args.note,
-    }
     m = environment["machine"]
     current = rows[0]["chunks_per_s"]
     out = [
@@ -517,13 +516,7 @@ def main_options(args: argparse.Namespace) -> int:
         )
     if args.note:
         out += ["", *args.note]
-    text = "\n".join(out) + "\n"
-    sys.stdout.write(text)
-    if args.json is not None:
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
-    if args.md is not None:
-        args.md.write_text(text)
-    return 0
+    return _publish("\n".join(out) + "\n", result, args.json, args.md)
 
 
 def markdown_contention(result: dict[str, Any]) -> str:

@@ -101,8 +101,6 @@ class Intent:
     wants_share: bool = False
     #: Whether the question asks how long something lasts ("average session duration").
     wants_duration: bool = False
-    #: Names and years the question is about, lower-cased (see :func:`named_words`).
-    names: tuple[str, ...] = ()
 
     @property
     def numeric(self) -> bool:
@@ -158,7 +156,6 @@ def read_intent(question: str) -> Intent:
         units=tuple(dict.fromkeys(u.lower() for u in _UNIT.findall(text))),
         numbers=tuple(n.replace(",", "") for n in _NUMBERS.findall(text)),
         terms=tuple(content_terms(text)),
-        names=named_words(text),
         wants_duration=bool(_DURATION.search(text)),
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,9 +179,57 @@ def test_missing_collections_and_buckets_are_clear_errors(
     assert unreachable.exit_code == 1
     error = json.loads(unreachable.output)["error"]
     assert error["code"] == "remote_storage" and "AWS_ENDPOINT_URL" in error["message"]
-    served = runner.invoke(app, ["serve", "-c", pair.uri])
-    assert served.exit_code in (1, 2)  # refused (or the server extra is missing)
-    assert "Traceback" not in served.output
+
+
+def test_serve_uploads_asks_and_shows_pages_of_a_remote_collection(
+    pair: Pair,
+    s3: S3Endpoint,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from docsight.server.app import create_app
+
+    # A prefix of its own, empty: the server starts on it as on a new local directory.
+    uri = f"s3://{pair.bucket}/team/served"
+    work = tmp_path / "work"
+    ds = DocSight(uri, settings=Settings(work_dir=work, ingest={"isolation": "none"}))
+    pdf = make_two_column(tmp_path / "note.pdf")
+    with TestClient(create_app(ds)) as client:
+        status = client.get("/api/v1/info").json()
+        assert status["collection"] is None
+        files = [
+            ("files", ("note.pdf", pdf.read_bytes(), "application/pdf")),
+            (
+                "files",
+                (
+                    "plans.md",
+                    b"# Plans\n\nThe Team plan costs 31 euros a month.\n",
+                    "text/markdown",
+                ),
+            ),
+        ]
+        created = client.post("/api/v1/documents", files=files)
+        assert created.status_code == 202, created.text
+        job = created.json()["job"]
+        deadline = time.monotonic() + 120
+        while (state := client.get(f"/api/v1/jobs/{job}").json())["status"] not in (
+            "done",
+            "failed",
+        ):
+            assert time.monotonic() < deadline, state
+            time.sleep(0.2)
+        assert state["report"]["counts"]["added"] == 2, state
+        hits = client.post("/api/v1/search", json={"query": "Team plan euros", "k": 1}).json()
+        assert hits["hits"][0]["doc_name"] == "plans.md"
+        answer = client.post("/api/v1/ask", json={"question": "How much does the Team plan cost?"})
+        assert answer.status_code == 200 and "31" in answer.json()["answer"], answer.text
+        page = client.get("/api/v1/documents/note.pdf/pages/0.png")
+        assert page.status_code == 200 and page.headers["content-type"] == "image/png"
+    # The documents are under the prefix; the uploads were local and are gone.
+    assert s3.keys(pair.bucket, "team/served/tables/")
+    assert not [p for p in (work / "uploads").rglob("*") if p.is_file()]
 
 
 def test_rm_removes_a_document_and_its_kept_file(

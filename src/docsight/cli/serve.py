@@ -62,15 +62,9 @@ def serve(
         from docsight.server.app import serve as run_server
 
         ds = open_docsight(collection)
-        if ds.location.remote:
-            from docsight.errors import RemoteUnsupportedError
-
-            raise RemoteUnsupportedError(
-                f"docsight serve keeps uploads and jobs in the collection directory, so it "
-                f"serves local collections only, not {ds.path}: serve a local collection, or "
-                "use the CLI or the Python API on the remote one"
-            )
-        fresh = not ds.path.exists()
+        remote = ds.location.remote
+        # A remote collection's prefix needs no creating; uploads go to its working directory.
+        fresh = not remote and not ds.path.exists()
 
         def ready(url: str) -> None:
             # Created once the socket listens, so a refused start leaves no directory behind.
@@ -80,7 +74,12 @@ def serve(
                     f"new collection at {render.safe(str(ds.path))}: upload documents on the "
                     "page, or run `docsight ingest PATH`"
                 )
-            console.print(f"docsight is serving [bold]{render.safe(str(ds.path.resolve()))}[/bold]")
+            where = str(ds.path) if remote else str(ds.path.resolve())
+            console.print(f"docsight is serving [bold]{render.safe(where)}[/bold]")
+            if remote:
+                console.print(
+                    f"  uploads and caches in {render.safe(str(ds.work_dir))}", soft_wrap=True
+                )
             console.print(f"  web page   {url}/", soft_wrap=True)
             console.print(
                 f"  REST API   {url}/api/v1  (schema: {url}/api/v1/openapi.json)", soft_wrap=True

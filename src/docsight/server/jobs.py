@@ -2,7 +2,8 @@
 
 A job is reserved before its upload is read, so a server at ``server.max_jobs`` refuses the
 request (429, :class:`TooManyJobsError`) before storing any of it. Its files stream into
-``<collection>/uploads/.incoming/<job>/``; the job then waits its turn (``queued``): jobs of
+``<collection>/uploads/.incoming/<job>/`` (a remote collection's local working directory stands
+for ``<collection>`` here and below); the job then waits its turn (``queued``): jobs of
 one server ingest one at a time, since ingestion holds the collection's writer lock and a
 second job would only wait on it, and fail after ``lock_timeout``. When its turn comes
 (``running``), the files move to ``<collection>/uploads/<name>`` and go through
@@ -90,7 +91,9 @@ class JobManager:
     def __init__(self, ds: DocSight, max_jobs: int) -> None:
         self.ds = ds
         self.max_jobs = max_jobs
-        self.root = Path(ds.path) / UPLOADS_DIR
+        # The collection directory itself for a local collection; for one on object storage its
+        # local working directory, since uploads are files the workers read from a disk.
+        self.root = Path(ds.work_dir) / UPLOADS_DIR
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
         #: Held by the job that is ingesting (see the module docstring).

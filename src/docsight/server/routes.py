@@ -50,7 +50,8 @@ def info(ds: DS, jobs: Jobs, server: Server) -> dict[str, Any]:
     try:
         stats: dict[str, Any] | None = ds.info().model_dump(mode="json")
     except CollectionNotFoundError:
-        if not ds.path.is_dir():
+        # A local directory or a remote prefix with nothing ingested yet is an empty collection.
+        if not ds.location.remote and not ds.path.is_dir():
             raise
         stats = None
     settings = ds.settings

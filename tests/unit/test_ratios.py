@@ -4,10 +4,14 @@ input."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 import pytest
 
 from docsight.agents.answer import Source
-from docsight.agents.ratios import compute, read_lines, read_ratio
+from docsight.agents.pipeline import Ports, with_statements
+from docsight.agents.ratios import compute, read_lines, read_ratio, statement_sources
 
 
 def _source(text: str, n: int = 1, page: int = 0) -> Source:
@@ -108,3 +112,106 @@ def test_nothing_is_computed_without_every_line() -> None:
         "2022 2021\nTotal current assets 3,500 2,900\nTotal current liabilities 1,400 1,250"
     )
     assert compute(asked, [other_years]) is None
+
+
+def test_a_total_whose_label_follows_its_figures_in_picture_text() -> None:
+    # Text read from a picture of a balance sheet puts the totals' labels after their figures.
+    picture = _source(
+        "Text in it: At December 31, 2019 At December 31, 2018 Assets Goodwill 9,764 9,762 "
+        "$ 19,845 $ 17,890 Total assets Liabilities and Shareholders' Equity"
+    )
+    [reading] = read_lines("total assets", [picture])
+    assert reading.values == (19845.0, 17890.0) and reading.years == (2019, 2018)
+    assert reading.label == "Total assets"
+    # Figures without a dollar sign, or a label that runs on into a sentence, are not a total.
+    assert (
+        read_lines("total assets", [_source("2019 2018 Goodwill 9,764 9,762 Total assets")]) == []
+    )
+    prose = _source("2019 2018 it held $ 19,845 $ 17,890 total assets were up")
+    assert read_lines("total assets", [prose]) == []
+
+
+def test_statement_pages_to_read_around_put_the_statement_heading_first() -> None:
+    note = Source(
+        n=1,
+        doc_id="d" * 16,
+        doc_name="f.pdf",
+        page=70,
+        text="as the balance sheet shows, 3 4",
+        section_path=["Notes"],
+    )
+    off = Source(
+        n=2,
+        doc_id="d" * 16,
+        doc_name="f.pdf",
+        page=40,
+        text="commitments 1 2",
+        section_path=["Off-Balance Sheet Arrangements"],
+    )
+    sheet = [
+        Source(
+            n=n,
+            doc_id="d" * 16,
+            doc_name="f.pdf",
+            page=58,
+            text=f"part {n} 1 2",
+            section_path=["Item 8", "CONSOLIDATED BALANCE SHEETS"],
+        )
+        for n in (3, 4)
+    ]
+    found = statement_sources(["total current liabilities"], [note, off, *sheet])
+    assert [(s.page, s.n) for s in found] == [(58, 3), (70, 1)]
+    assert statement_sources(["revenue"], [note, off, *sheet]) == []
+
+
+def test_a_line_search_missed_is_read_around_the_statement_found() -> None:
+    # The balance sheet is two chunks; searches find only the second, which lacks the line.
+    cash_flows = _source(
+        "CONSOLIDATED STATEMENTS OF CASH FLOWS\n2015 2014\n"
+        "Net cash provided by operating activities 1,469,502 1,287,482",
+        page=62,
+    )
+    first, second = (
+        Source(
+            n=n,
+            doc_id="d" * 16,
+            doc_name="filing.pdf",
+            page=58,
+            text=text,
+            section_path=["CONSOLIDATED BALANCE SHEETS"],
+        )
+        for n, text in (
+            (
+                8,
+                "2015 2014\nTotal current assets 4,821,892 4,602,328\n"
+                "Total current liabilities 2,213,556 2,494,435",
+            ),
+            (9, "2015 2014\nTotal liabilities 4,724,892 4,009,924"),
+        )
+    )
+    walked: list[list[int]] = []
+
+    def walk(sources: Sequence[Source]) -> list[Source]:
+        walked.append([s.page for s in sources])
+        return [first, second] if any(s.page == 58 for s in sources) else list(sources)
+
+    def retrieve(query: str) -> list[Source]:
+        return [cash_flows] if "cash" in query.lower() else [second]
+
+    ports = Ports(
+        retrieve=retrieve,
+        pages_missing=lambda q, s: False,
+        encoder=lambda: None,
+        chat=lambda: None,
+        walk=walk,
+    )
+    question = "What is the FY2015 operating cash flow ratio?"
+    asked = read_ratio(question)
+    assert asked is not None
+    sources = with_statements(question, ports).retrieve(question)
+    assert walked == [[58]]
+    derived = compute(asked, sources)
+    assert derived is not None and derived.text() == "0.66"
+    # Without a way to read around, the line stays missing and nothing is computed.
+    alone = with_statements(question, replace(ports, walk=None)).retrieve(question)
+    assert compute(asked, alone) is None

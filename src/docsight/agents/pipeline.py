@@ -86,7 +86,7 @@ def answer_question(
 
     asked = asked or question
     strategy = choose_strategy(question, mode, settings.answer.mode)
-    ports = _with_statements(question, ports)
+    ports = with_statements(question, ports)
     trace = Trace(on_step)
     answering = _Answering(ports, settings, trace, on_token, question, asked)
 
@@ -135,16 +135,16 @@ def answer_question(
     return make_inert(answer)
 
 
-def _with_statements(question: str, ports: Ports) -> Ports:
+def with_statements(question: str, ports: Ports) -> Ports:
     """For a ratio question, retrieval also brings the statement lines the ratio is computed
     from (``agents.ratios``): "inventory turnover" names neither cost of sales nor
     inventories, so a search for the question alone rarely finds both statements."""
-    from docsight.agents.ratios import read_ratio
+    from docsight.agents.ratios import read_ratio, statement_sources, unread_lines
 
     asked = read_ratio(question)
     if asked is None:
         return ports
-    retrieve = ports.retrieve
+    retrieve, walk = ports.retrieve, ports.walk
 
     def with_lines(query: str) -> list[Source]:
         sources = retrieve(query)
@@ -158,6 +158,16 @@ def _with_statements(question: str, ports: Ports) -> Ports:
                 if key not in seen:
                     seen.add(key)
                     merged.append(source.model_copy(update={"n": len(merged) + 1}))
+        # A statement's page is often found by one of its parts while the line sits in
+        # another (a long statement is several chunks, and search ranks the dotted lines low):
+        # read around the parts found, whole pages, for the lines still missing.
+        missing = unread_lines(asked, merged)
+        around = statement_sources(missing, merged)[:2] if missing and walk else []
+        for source in walk(around) if walk and around else []:
+            key = (source.doc_name, source.page, source.text)
+            if key not in seen:
+                seen.add(key)
+                merged.append(source.model_copy(update={"n": len(merged) + 1}))
         return merged
 
     return replace(ports, retrieve=with_lines)

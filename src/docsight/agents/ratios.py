@@ -115,7 +115,7 @@ _SEARCH_WORDS = {
 }
 
 _STATEMENT_NAMES = {
-    "balance": re.compile(r"balance sheets?|statements? of financial position", re.I),
+    "balance": re.compile(r"(?<!off-)balance sheets?|statements? of financial position", re.I),
     "income": re.compile(r"statements? of (?:income|operations|earnings)", re.I),
     "cash flows": re.compile(r"statements? of cash flows", re.I),
 }
@@ -376,6 +376,24 @@ def _line_pattern(label: str) -> re.Pattern[str]:
 _PATTERNS = {line: [_line_pattern(label) for label in labels] for line, labels in LINES.items()}
 
 
+def _trailing_pattern(label: str) -> re.Pattern[str]:
+    """A total line whose label text read from a picture puts after its figures ("Goodwill
+    9,764 9,762 $ 19,845 $ 17,890 Total assets"): the label right after a run of dollar-marked
+    numbers and ending the line, a sentence or the text (it heads nothing that follows)."""
+    first, rest = label[0], label[1:]
+    words = r"\s+".join(re.escape(w) for w in rest.split(" "))
+    words = words.replace("'", "['’]").replace("’", "['’]")
+    dollar = r"\$\s?\(?-?\d[\d,]*(?:\.\d+)?\)?"
+    return re.compile(
+        rf"((?:{dollar})(?:\s+(?:{dollar})){{1,3}})\s+(?-i:{re.escape(first.upper())})(?i:{words})"
+        rf"(?=\s*(?:[.;]|$|\s+(?-i:[A-Z])))",
+        re.I | re.M,
+    )
+
+
+_TRAILING = {line: [_trailing_pattern(label) for label in labels] for line, labels in LINES.items()}
+
+
 def _numbers(run: str) -> tuple[float, ...]:
     """The figures of a line's run of numbers; a dash is a zero."""
     values = [0.0 if t.strip() in ("—", "-") else number_value(t) for t in re.findall(_NUM, run)]
@@ -415,19 +433,56 @@ def read_lines(line: str, sources: Sequence[Source]) -> list[LineValue]:
         return bool(statement.search(where))
 
     for source in sorted(sources, key=lambda s: not on_statement(s)):
-        for pattern in _PATTERNS[line]:
-            match = pattern.search(source.text)
-            if match is None:
-                continue
-            values = _numbers(match.group(1))
-            years = _years(source.text[: match.start()]) or _years(
-                page_text[(source.doc_name, source.page)]
-            )
-            label = " ".join(source.text[match.start() : match.start(1)].split()).rstrip(" |:;$.")
-            label = re.sub(r"[.·…_]{2,}.*$", "", label).strip()
-            found.append(LineValue(line, label, values, years, source))
-            break
+        reading = _read_line(line, source, page_text[(source.doc_name, source.page)])
+        if reading is not None:
+            found.append(reading)
     return found
+
+
+def _read_line(line: str, source: Source, page_text: str) -> LineValue | None:
+    """The first reading of ``line`` in ``source``: label then figures, else (text read from a
+    picture) a dollar-marked total's figures then its label."""
+    for pattern in _PATTERNS[line]:
+        match = pattern.search(source.text)
+        if match is None:
+            continue
+        values = _numbers(match.group(1))
+        years = _years(source.text[: match.start()]) or _years(page_text)
+        label = " ".join(source.text[match.start() : match.start(1)].split()).rstrip(" |:;$.")
+        label = re.sub(r"[.·…_]{2,}.*$", "", label).strip()
+        return LineValue(line, label, values, years, source)
+    for pattern in _TRAILING[line]:
+        match = pattern.search(source.text)
+        if match is None:
+            continue
+        years = _years(source.text[: match.start()]) or _years(page_text)
+        # The run may hold the line before's figures too: a total has one per year column.
+        values = _numbers(match.group(1))[-(len(years) or 2) :]
+        label = " ".join(source.text[match.end(1) : match.end()].split())
+        return LineValue(line, label, values, years, source)
+    return None
+
+
+def unread_lines(question: RatioQuestion, sources: Sequence[Source]) -> tuple[str, ...]:
+    """The lines of ``question``'s ratio that no source reads."""
+    return tuple(line for line in question.lines() if not read_lines(line, sources))
+
+
+def statement_sources(lines: Sequence[str], sources: Sequence[Source]) -> list[Source]:
+    """One source a page from the statements ``lines`` are on: those under a heading naming
+    the statement first, then those whose text names it (a note may mention "the balance
+    sheet"). The places to read around for a line retrieval missed."""
+    names = list(dict.fromkeys(_STATEMENT_NAMES[_STATEMENT.get(line, "balance")] for line in lines))
+    ranked: list[tuple[int, int, Source]] = []
+    for i, source in enumerate(sources):
+        if any(n.search(source.section_path[-1]) for n in names if source.section_path):
+            ranked.append((0, i, source))
+        elif any(n.search(source.text) for n in names):
+            ranked.append((1, i, source))
+    pages: dict[tuple[str, int], Source] = {}
+    for _, _, source in sorted(ranked, key=lambda r: r[:2]):
+        pages.setdefault((source.doc_name, source.page), source)
+    return list(pages.values())
 
 
 def compute(question: RatioQuestion, sources: Sequence[Source]) -> Derived | None:
@@ -481,4 +536,6 @@ __all__ = [
     "compute",
     "read_lines",
     "read_ratio",
+    "statement_sources",
+    "unread_lines",
 ]

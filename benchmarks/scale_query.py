@@ -400,7 +400,8 @@ def markdown(report: dict[str, Any]) -> str:
     if swept:
         lines += [
             "",
-            "Dense search with other numbers of IVF partitions probed (refine factor 5, the store's 50 hits, the first 10 compared):",
+            "Dense search with other numbers of IVF partitions probed (refine factor 5, the "
+            "store's 50 hits, the first 10 compared):",
             "",
             "| where | chunks | nprobes | p50 ms | p95 ms | recall@10 vs exact |",
             "| --- | ---: | ---: | ---: | ---: | ---: |",

@@ -1,0 +1,67 @@
+"""The Ray engine's edges that need no cluster: the default install never imports ray, a
+missing ``distributed`` extra and bad options are one-line errors, the settings carry it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from docsight import Settings
+from docsight.cli.main import app
+from docsight.errors import InvalidSettingError
+
+runner = CliRunner()
+
+
+def test_importing_docsight_and_its_pipeline_does_not_import_ray() -> None:
+    code = (
+        "import sys, docsight, docsight.ingest.pipeline, docsight.cli.main; "
+        "print('ray' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_without_ray_the_engine_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("Some text to ingest.\n")
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    args = ["ingest", str(tmp_path / "a.txt"), "-c", str(tmp_path / "col"), "--engine", "ray"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert "missing_dependency" in result.output
+    assert "docsight[distributed]" in result.output and "--engine ray" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    json_result = runner.invoke(app, [*args, "--json"])
+    assert '"code": "missing_dependency"' in json_result.output
+
+
+def test_engine_options_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Some text to ingest.\n")
+    base = ["ingest", str(tmp_path / "a.txt"), "-c", str(tmp_path / "col")]
+    bad = runner.invoke(app, [*base, "--engine", "spark"])
+    assert bad.exit_code == 2 and "--engine must be local or ray" in bad.output
+    stray = runner.invoke(app, [*base, "--address", "auto"])
+    assert stray.exit_code == 2 and "--engine ray" in stray.output
+    assert not (tmp_path / "col").exists()  # refused before anything was written
+
+
+def test_engine_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().ingest.engine == "local"
+    monkeypatch.setenv("DOCSIGHT_INGEST_ENGINE", "ray")
+    monkeypatch.setenv("DOCSIGHT_INGEST_RAY_ADDRESS", "ray://head:10001")
+    monkeypatch.setenv("DOCSIGHT_INGEST_RAY_EMBEDDERS", "3")
+    ingest = Settings().ingest
+    assert (ingest.engine, ingest.ray_address, ingest.ray_embedders) == (
+        "ray",
+        "ray://head:10001",
+        3,
+    )
+    monkeypatch.setenv("DOCSIGHT_INGEST_ENGINE", "dask")
+    with pytest.raises(InvalidSettingError, match="DOCSIGHT_INGEST_ENGINE"):
+        Settings()

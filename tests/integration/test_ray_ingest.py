@@ -188,8 +188,12 @@ def test_ray_ingestion_of_the_smoke_documents_matches(pair: Pair, shared_data: P
     folder = shared_data / "smoke" / "slides-and-manuals"
     files = [folder / "booktabs.pdf"]
     assert pair.local.ingest(files).counts()["added"] == 1
-    report = pair.remote.ingest(files)
+    events: list[IngestProgress] = []
+    report = pair.remote.ingest(files, progress=events.append)
     assert report.counts()["added"] == 1 and report.files[0].pages == 18
+    # Page by page, as locally: the parse worker's events reach the driver before the result.
+    partial = [e.page for e in events if e.stage == "parse" and e.pages == 18 and 0 < e.page < 18]
+    assert partial and partial == sorted(partial)
     _assert_same_rows(pair.local, pair.remote)
     assert _assert_same_answers(pair.local, pair.remote) >= 1
 

@@ -26,7 +26,9 @@ the reason, like a local worker's death. An embedding actor that dies is restart
 retried (:data:`ACTOR_RESTARTS`). Nothing is written before a file's parse and vectors are
 both in, so a failure leaves no partial document.
 
-Progress is per file: the page count of a file is known when its parse result arrives.
+Progress: the parse workers' page events go to a small actor (fire and forget, at most a few
+a second per file), which the driver drains while it waits for a result, so the tracker sees
+the same page-by-page events as locally, a little later.
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ TASK_RETRIES = 1
 ACTOR_RESTARTS = 2
 #: Names of the embedding actors start with this.
 ACTOR_PREFIX = "docsight-embed-"
+#: Seconds between two looks at the progress board while the driver waits for a result, and
+#: at least between two page events a task sends for one file.
+PROGRESS_S = 0.25
 
 
 def import_ray() -> Any:
@@ -134,6 +139,7 @@ class RayRunner:
         self._embedders: list[Any] = []
         self._parse: Any = None
         self._setup_ref: Any = None
+        self._board: Any = None
         self._size: int | None = None
 
     # --- the runner protocol -------------------------------------------------------------------
@@ -160,7 +166,7 @@ class RayRunner:
             return
         self._start()
         embedder = self._embedders[key % len(self._embedders)]
-        result, texts = self._parse.remote(self._setup_ref, job, data)
+        result, texts = self._parse.remote(self._setup_ref, job, data, key, self._board)
         # The embedding waits on the task's chunk texts inside the cluster: no round trip here.
         vectors = embedder.embed.remote(texts)
         self._flights[key] = _Flight(job, result, vectors, time.perf_counter())
@@ -171,6 +177,9 @@ class RayRunner:
         flight = self._flights.pop(key)
         ray = self._ray
         try:
+            while not ray.wait([flight.result], timeout=PROGRESS_S)[0]:
+                self._relay_progress()
+            self._relay_progress()
             result: JobResult = ray.get(flight.result)
         except ray.exceptions.RayError as exc:
             return self._lost(key, flight, exc, "parse")
@@ -196,10 +205,25 @@ class RayRunner:
             self._listener(ParseProgress(key, "parse", pages, pages))
         return result
 
+    def _relay_progress(self) -> None:
+        """Hand the page events the tasks posted to the listener, in this thread."""
+        if self._board is None or self._listener is None:
+            return
+        try:
+            events = self._ray.get(self._board.drain.remote(), timeout=5)
+        except Exception as exc:  # progress is a nicety: a lost board never fails a file
+            log.debug("progress board: %s", exc)
+            return
+        for event in events:
+            self._listener(ParseProgress(*event))
+
     def close(self) -> None:
         ray = self._ray
         if ray is None:
             return
+        if self._board is not None:
+            _quietly(ray.kill, self._board)
+            self._board = None
         for flight in self._flights.values():  # an interrupted batch: stop what still runs
             _quietly(ray.cancel, flight.result, force=True)
         self._flights.clear()
@@ -252,6 +276,11 @@ class RayRunner:
             num_cpus=1, num_returns=2, max_retries=TASK_RETRIES, retry_exceptions=False
         )
         actor = ray.remote(EmbedActor)
+        self._board = (
+            ray.remote(ProgressBoard).options(num_cpus=0, max_restarts=-1).remote()
+            if self._listener is not None
+            else None
+        )
         embed = self.setup.settings.embed
         # Named, so an operator (or a test) can find this ingest's actors on the cluster.
         token = secrets.token_hex(4)
@@ -300,14 +329,16 @@ class RayRunner:
 _WORKER: dict[str, Any] = {}
 
 
-def parse_task(setup: WorkerSetup, job: ParseJob, data: bytes) -> tuple[JobResult, list[str]]:
+def parse_task(
+    setup: WorkerSetup, job: ParseJob, data: bytes, key: int = 0, board: Any = None
+) -> tuple[JobResult, list[str]]:
     """One file, in a Ray worker process: its parse result and its chunks' texts (which the
-    embedding actor reads without the rest of the result)."""
+    embedding actor reads without the rest of the result). Page events go to ``board``."""
     _adopt(setup)
     local = _local_copy(job, data)
     try:
         here = dataclasses.replace(job, path=str(local)) if local is not None else job
-        result = _parse_here(setup, here)
+        result = _parse_here(setup, here, _Poster(board, key) if board is not None else None)
     finally:
         if local is not None:
             shutil.rmtree(local.parent, ignore_errors=True)
@@ -353,7 +384,9 @@ def _local_copy(job: ParseJob, data: bytes) -> Path | None:
     return copy
 
 
-def _parse_here(setup: WorkerSetup, job: ParseJob) -> JobResult:
+def _parse_here(
+    setup: WorkerSetup, job: ParseJob, listener: ProgressListener | None = None
+) -> JobResult:
     started = time.perf_counter()
     if setup.settings.ingest.isolation == "none":
         from docsight.ingest.worker import InlineRunner, WorkerState
@@ -370,11 +403,48 @@ def _parse_here(setup: WorkerSetup, job: ParseJob) -> JobResult:
             # One worker: the task holds one CPU. It outlives the task, so the models it
             # loaded serve the next file this Ray worker gets; it dies with this process.
             runner = _WORKER["supervisor"] = Supervisor(setup, workers=1)
+    if listener is not None:
+        runner.listen(listener)
     runner.submit(0, job)
     result: JobResult = runner.result(0)
     if not result.seconds:
         result.seconds = time.perf_counter() - started
     return result
+
+
+class _Poster:
+    """A task's page events, posted to the board without waiting: the first of each stage, then
+    at most one every :data:`PROGRESS_S` seconds (the tracker needs the latest, not each)."""
+
+    def __init__(self, board: Any, key: int) -> None:
+        self.board = board
+        self.key = key
+        self._stage = ""
+        self._sent = 0.0
+
+    def __call__(self, event: ParseProgress) -> None:
+        now = time.monotonic()
+        if event.stage == self._stage and now - self._sent < PROGRESS_S:
+            return
+        self._stage, self._sent = event.stage, now
+        try:
+            self.board.post.remote((self.key, event.stage, event.done, event.total))
+        except Exception as exc:  # progress is a nicety: never fail a parse over it
+            log.debug("progress board: %s", exc)
+
+
+class ProgressBoard:
+    """Page events of the running tasks, until the driver drains them."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[int, str, int, int]] = []
+
+    def post(self, event: tuple[int, str, int, int]) -> None:
+        self.events.append(event)
+
+    def drain(self) -> list[tuple[int, str, int, int]]:
+        events, self.events = self.events, []
+        return events
 
 
 class EmbedActor:

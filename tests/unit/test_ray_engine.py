@@ -1,5 +1,6 @@
-"""The Ray engine's edges that need no cluster: the default install never imports ray, a
-missing ``distributed`` extra and bad options are one-line errors, the settings carry it."""
+"""The Ray engine's parts that need no cluster: the default install never imports ray, a
+missing ``distributed`` extra and bad options are one-line errors, the settings carry it, and a
+parse task works from the bytes shipped with it."""
 
 from __future__ import annotations
 
@@ -65,3 +66,29 @@ def test_engine_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("DOCSIGHT_INGEST_ENGINE", "dask")
     with pytest.raises(InvalidSettingError, match="DOCSIGHT_INGEST_ENGINE"):
         Settings()
+
+
+def test_a_task_parses_shipped_bytes_when_its_node_cannot_see_the_file(tmp_path: Path) -> None:
+    """A node without the driver's file parses the bytes that came with the task, under the
+    file's name, and the document keeps the driver's path (run here without a cluster)."""
+    from docsight.document.ids import bytes_sha256
+    from docsight.ingest.ray_engine import parse_task
+    from docsight.ingest.worker import ParseJob, WorkerSetup
+    from docsight.parsers.sniff import TEXT
+
+    data = b"Field notes\n\nThe pump is serviced every spring before the first frost.\n"
+    elsewhere = "/srv/driver-only/notes/field-notes.txt"  # not on this machine
+    job = ParseJob(path=elsewhere, sha256=bytes_sha256(data), media_type=TEXT)
+    setup = WorkerSetup(settings=Settings(ingest={"isolation": "none"}))
+    result, texts = parse_task(setup, job, data)
+    assert result.output is not None, result.reason
+    document = result.output.parsed.document
+    assert (document.source, document.name) == (elsewhere, "field-notes.txt")
+    assert texts and "serviced every spring" in " ".join(texts)
+    # A node whose file at that path has other bytes must not parse it either.
+    local = tmp_path / "field-notes.txt"
+    local.write_bytes(b"Other bytes entirely.\n")
+    moved = ParseJob(path=str(local), sha256=job.sha256, media_type=TEXT)
+    result, texts = parse_task(setup, moved, data)
+    assert result.output is not None and "serviced every spring" in " ".join(texts)
+    assert result.output.parsed.document.source == str(local)

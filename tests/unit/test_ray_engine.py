@@ -4,8 +4,10 @@ parse task works from the bytes shipped with it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,21 @@ def test_a_task_parses_shipped_bytes_when_its_node_cannot_see_the_file(tmp_path:
     result, texts = parse_task(setup, moved, data)
     assert result.output is not None and "serviced every spring" in " ".join(texts)
     assert result.output.parsed.document.source == str(local)
+
+
+def test_an_address_that_does_not_answer_is_a_clear_error_at_once(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="ray is not installed (pip install '.[distributed]')")
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "a.txt").write_text("Some text to ingest.\n")
+    args = ["ingest", str(tmp_path / "a.txt"), "-c", str(tmp_path / "col"), "--engine", "ray"]
+    started = time.perf_counter()
+    result = runner.invoke(app, [*args, "--address", f"127.0.0.1:{port}", "--json"])
+    assert time.perf_counter() - started < 30
+    assert result.exit_code == 1, result.output
+    error = json.loads(result.output)["error"]
+    assert error["code"] == "engine_unavailable"
+    assert f"127.0.0.1:{port}" in error["message"] and "--address" in error["message"]

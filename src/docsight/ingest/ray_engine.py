@@ -39,6 +39,7 @@ import logging
 import os
 import secrets
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -242,6 +243,15 @@ class RayRunner:
         ray = import_ray()
         if not ray.is_initialized():
             address = self.limits.ray_address
+            where = address or os.environ.get("RAY_ADDRESS") or "a new local instance"
+            why = _unreachable(address or os.environ.get("RAY_ADDRESS"))
+            if why is not None:
+                # Ray itself retries an address that does not answer for minutes, printing as
+                # it goes: a refused or silent port is this error at once instead.
+                raise EngineUnavailableError(
+                    f"cannot reach the Ray cluster at {where} ({why}); check --address "
+                    "(ingest.ray_address, $DOCSIGHT_INGEST_RAY_ADDRESS) or $RAY_ADDRESS"
+                )
             try:
                 with warnings.catch_warnings():
                     # Ray starts its daemons by fork and exec; lancedb's warning about forking
@@ -256,7 +266,6 @@ class RayRunner:
                         logging_level=logging.ERROR,
                     )
             except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
-                where = address or os.environ.get("RAY_ADDRESS") or "a new local instance"
                 raise EngineUnavailableError(
                     f"cannot start Ray ingestion on {where} ({type(exc).__name__}: "
                     f"{_first_line(exc)}); check --address (ingest.ray_address, "
@@ -473,6 +482,26 @@ class EmbedActor:
 
     def pid(self) -> int:
         return os.getpid()
+
+
+#: Seconds a cluster's port may take to accept a connection.
+CONNECT_TIMEOUT_S = 5.0
+
+
+def _unreachable(address: str | None) -> str | None:
+    """Why ``host:port`` (or ``ray://host:port``) does not accept a TCP connection, or ``None``
+    when it does, or when the address names no port (``auto``, a new local instance)."""
+    if not address:
+        return None
+    target = address.removeprefix("ray://")
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
 
 
 def _first_line(exc: BaseException) -> str:

@@ -68,6 +68,13 @@ class InvalidSettingError(ConfigurationError):
         self.variables = variables or []
 
 
+class EngineUnavailableError(ConfigurationError):
+    """The distributed ingestion engine (``ingest.engine = "ray"``) could not start or reach its
+    cluster (``ingest.ray_address``, ``--address``)."""
+
+    code = "engine_unavailable"
+
+
 class UnknownBackendError(ConfigurationError):
     """A registry was asked for a name it does not know."""
 

@@ -299,6 +299,20 @@ class IngestSettings(_Settings):
     #: oversubscription cost CPU and slowed the parent's embedding
     #: (benchmarks/results/model_threads.md).
     model_threads: int = Field(default=-1, ge=-1, le=64)
+    #: ``local`` (default): worker processes on this machine; ``ray``: parse tasks and embedding
+    #: actors on a Ray cluster (the ``distributed`` extra; ``docsight ingest --engine ray``). The
+    #: store is written by this process either way (see docs/scale.md).
+    engine: Literal["local", "ray"] = "local"
+    #: The Ray cluster to use (``--address``): ``auto`` for a running local cluster,
+    #: ``ray://host:10001`` for a remote one; unset: ``$RAY_ADDRESS``, else a new local instance
+    #: for the duration of the ingest.
+    ray_address: str | None = None
+    #: Embedding actors on the cluster, each holding one copy of the encoder.
+    ray_embedders: int = Field(default=1, ge=1, le=64)
+    #: CPUs each embedding actor reserves on the cluster. 0 (default) shares the parse tasks'
+    #: CPUs, as the local engine's embedding shares the workers' cores; on a cluster, reserve
+    #: CPUs so the actors are not starved by parsing.
+    ray_embed_cpus: float = Field(default=0.0, ge=0, le=64)
 
     def budget(self, pages: int = 0) -> tuple[float, float | None]:
         """``(wall-clock seconds, CPU seconds or None)`` for a file of ``pages`` pages."""

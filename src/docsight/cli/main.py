@@ -33,6 +33,25 @@ def ingest(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit with status 1 if any file failed.")
     ] = False,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            show_default=False,
+            help="local: worker processes on this machine; ray: parse and embed on a Ray "
+            "cluster, needs pip install 'docsight\\[distributed]' \\[default: "
+            "DOCSIGHT_INGEST_ENGINE, local].",
+        ),
+    ] = None,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            show_default=False,
+            help="With --engine ray: the cluster (auto, ray://host:10001) \\[default: "
+            "DOCSIGHT_INGEST_RAY_ADDRESS, $RAY_ADDRESS, else a local instance].",
+        ),
+    ] = None,
 ) -> None:
     """Parse, chunk, embed and store documents; unchanged files are skipped.
 
@@ -40,12 +59,21 @@ def ingest(
     per file as it finishes. Ctrl-C keeps every file stored by then and lists the rest.
     """
     from docsight.cli.progress import ingest_progress, interrupted
+    from docsight.errors import UsageError
     from docsight.ingest.report import IngestInterrupted
 
     lines = not as_json and not console.is_terminal
     try:
         with cli_errors(as_json):
+            if engine is not None and engine not in ("local", "ray"):
+                raise UsageError(f"--engine must be local or ray, not {engine!r}")
             ds = open_docsight(collection)
+            if engine is not None:
+                ds.settings.ingest.engine = engine
+            if address is not None:
+                if ds.settings.ingest.engine != "ray":
+                    raise UsageError("--address names a Ray cluster: use it with --engine ray")
+                ds.settings.ingest.ray_address = address
             with ingest_progress(console, err_console, lines=lines) as progress_cb:
                 report = ds.ingest(paths, progress=progress_cb)
     except IngestInterrupted as stop:

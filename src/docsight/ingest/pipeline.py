@@ -186,7 +186,14 @@ class IngestPipeline:
         changed = False
         inline = self.settings.ingest.isolation == "none"
         runner: _Runner
-        if inline:
+        if self.settings.ingest.engine == "ray":
+            # Parsing and embedding on a Ray cluster; the rest stays here (ingest.ray_engine).
+            from docsight.ingest.ray_engine import RayRunner
+
+            ray_runner = RayRunner(self.worker_setup, lambda: self._encoder().fingerprint)
+            runner = ray_runner
+            ahead = 2 * ray_runner.size + 1
+        elif inline:
             runner = InlineRunner(self.settings, self.context, self.chunker)
             ahead = 1
         else:
@@ -402,7 +409,10 @@ class IngestPipeline:
         emit("embed")
         with clock("embed"):
             encoder = self._encoder()
-            vectors = _embed([c.text for c in chunks], encoder)
+            # The Ray engine's actors embedded the chunks already, with the same encoder.
+            vectors = output.vectors
+            if vectors is None:
+                vectors = _embed([c.text for c in chunks], encoder)
         self.store.bind_encoder(encoder.fingerprint, encoder.dim)
         page_vectors = None
         if self._visual is not None:

@@ -97,6 +97,9 @@ class ParseOutput:
     parsed: ParsedDocument
     chunks: list[Chunk]
     timings: dict[str, float] = field(default_factory=dict)
+    #: One vector per chunk, when the engine embedded them already (the Ray engine's embedding
+    #: actors); ``None``: the caller embeds them.
+    vectors: Any = None
 
 
 @dataclass

@@ -1,0 +1,282 @@
+"""Distributed ingestion on Ray (``ingest.engine = "ray"``) into a collection on loopback S3.
+
+A local Ray cluster of 2 CPUs parses and embeds; this process writes the collection on a moto
+server on 127.0.0.1. The same files ingested locally must give the same rows, table by table:
+document ids, chunk ids and texts, elements, maps, graphs, and vectors within float tolerance,
+and the same search results. A Ray worker killed while it parses a file costs a retry (or, when
+the retry dies too, that file alone, as a failed outcome); a killed embedding actor is restarted;
+`docsight check` passes afterwards, and a second writer is refused while the Ray ingest holds
+the collection's lease. Skipped only when ray is not installed (the ``distributed`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from docsight import DocSight, Settings
+from docsight.cli.main import app
+from docsight.errors import CollectionLeasedError
+from docsight.ingest.ray_engine import ACTOR_PREFIX
+from docsight.ingest.report import IngestProgress
+from docsight.parsers import PARSERS
+from docsight.parsers.sniff import TEXT
+from fixtures.s3_fixtures import S3Endpoint, moto_server, s3  # noqa: F401 (fixtures)
+from fixtures.stall_parser import TARGET
+
+ray = pytest.importorskip("ray", reason="ray is not installed (pip install '.[distributed]')")
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+QUERIES = [
+    "What was Northwind's revenue in 2024?",
+    "error E47 on the T-200",
+    "desiccant pack order number",
+    "T-300 data plan price",
+    "rules in tables toprule midrule bottomrule",
+]
+#: Columns that differ between two ingestions of the same files by design.
+VOLATILE = {"ingested_at"}
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A local Ray cluster of 2 CPUs for the module (the engine joins it, and leaves it up)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "lancedb fork", RuntimeWarning)
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+@dataclass
+class Pair:
+    local: DocSight
+    remote: DocSight
+    uri: str
+    work_dir: Path
+    base: Path
+
+
+def _demo_corpus(folder: Path) -> Path:
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "make_sample_corpus.py"), str(folder)],
+        check=True,
+        capture_output=True,
+    )
+    return folder
+
+
+def _ray_settings(work_dir: Path, **ingest: Any) -> Settings:
+    return Settings(work_dir=work_dir, ingest={"engine": "ray", **ingest})
+
+
+@pytest.fixture(scope="module")
+def pair(
+    cluster: Any,
+    s3: S3Endpoint,  # noqa: F811
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Pair:
+    base = tmp_path_factory.mktemp("ray")
+    corpus = _demo_corpus(base / "corpus")
+    uri = f"s3://{s3.bucket('ray')}/team/col"
+    # The local side parses in-process (the rows are the same either way, and it is faster);
+    # the Ray side runs the real path: supervised workers inside the Ray tasks.
+    local = DocSight(base / "local", settings=Settings(ingest={"isolation": "none"}))
+    remote = DocSight(uri, settings=_ray_settings(base / "work"))
+    assert local.ingest([corpus]).counts()["added"] == 6
+    report = remote.ingest([corpus])
+    assert report.counts() == {"added": 6, "skipped": 0, "no_text": 0, "failed": 0}
+    # Every file's chunks were embedded by the actors, not by this process.
+    assert all("embed.remote" in f.timings for f in report.files)
+    assert all(f.peak_memory_mb for f in report.files)  # parsed in a supervised worker
+    return Pair(local, remote, uri, base / "work", base)
+
+
+def _rows(ds: DocSight) -> dict[str, list[dict[str, Any]]]:
+    store: Any = ds.store
+    tables = store._connect().list_tables().tables
+    return {
+        name: sorted(store._table(name).to_arrow().to_pylist(), key=lambda r: r["id"])
+        for name in tables
+    }
+
+
+def _assert_same_rows(local: DocSight, remote: DocSight) -> int:
+    """Every table holds the same rows; returns the number of rows compared."""
+    here, there = _rows(local), _rows(remote)
+    assert sorted(here) == sorted(there)
+    compared = 0
+    for table, rows in here.items():
+        other = there[table]
+        assert [r["id"] for r in other] == [r["id"] for r in rows], table
+        for a, b in zip(rows, other, strict=True):
+            assert a.keys() == b.keys()
+            for column in a.keys() - VOLATILE:
+                if column == "vector":
+                    np.testing.assert_allclose(
+                        np.asarray(b[column]), np.asarray(a[column]), atol=1e-5, err_msg=table
+                    )
+                else:
+                    assert b[column] == a[column], (table, a["id"], column)
+            compared += 1
+    return compared
+
+
+def _above_cut(hits: list[Any]) -> dict[str, float]:
+    """Chunk id → score of the hits scored above the last one (a tie at the cut may go
+    either way)."""
+    return {h.chunk_id: h.score for h in hits if h.score > hits[-1].score}
+
+
+def _assert_same_answers(local: DocSight, remote: DocSight) -> int:
+    """The same search results: each channel (BM25, dense) finds the same chunks with the same
+    scores, and the fused ranking is the same, hit by hit. Two chunks with the same BM25 score
+    come in the store's scan order, which two collections of the same rows need not share
+    whichever engine wrote them (booktabs has such pairs): the fused ranking of such a query is
+    compared as a set. Returns the number of queries compared rank by rank."""
+    exact = 0
+    vectors = local.encoder().encode_queries(QUERIES)
+    for query, vector in zip(QUERIES, vectors, strict=True):
+        bm25 = local.store.text_search(query, 20)
+        assert _above_cut(remote.store.text_search(query, 20)) == pytest.approx(_above_cut(bm25))
+        dense_here = _above_cut(local.store.vector_search(vector, 20))
+        dense_there = _above_cut(remote.store.vector_search(vector, 20))
+        assert dense_there == pytest.approx(dense_here, abs=1e-5)
+        here, there = local.search(query, k=8), remote.search(query, k=8)
+        assert {h.chunk_id for h in there} == {h.chunk_id for h in here}, query
+        scores = [round(h.score, 6) for h in bm25]
+        if len(set(scores)) == len(scores):
+            assert [(h.chunk_id, h.rank) for h in there] == [(h.chunk_id, h.rank) for h in here]
+            assert [h.score for h in there] == pytest.approx([h.score for h in here], rel=1e-5)
+            exact += 1
+    for doc in local.documents():
+        assert remote.document(doc.id) == local.document(doc.id)  # the map
+    return exact
+
+
+def test_ray_ingestion_gives_the_rows_of_a_local_one(pair: Pair, s3: S3Endpoint) -> None:  # noqa: F811
+    compared = _assert_same_rows(pair.local, pair.remote)
+    assert compared > 100  # documents, elements, chunks, pages, graph nodes...
+    assert _assert_same_answers(pair.local, pair.remote) >= 3
+    bucket = pair.uri.split("/")[2]
+    assert any("/chunks.lance/" in key for key in s3.keys(bucket, "team/col/"))
+    # Unchanged files are skipped on the driver: nothing reaches the cluster.
+    again = DocSight(pair.uri, settings=_ray_settings(pair.work_dir)).ingest([pair.base / "corpus"])
+    assert again.counts()["skipped"] == 6
+
+
+def test_ray_ingestion_of_the_smoke_documents_matches(pair: Pair, shared_data: Path) -> None:
+    folder = shared_data / "smoke" / "slides-and-manuals"
+    files = [folder / "booktabs.pdf"]
+    assert pair.local.ingest(files).counts()["added"] == 1
+    events: list[IngestProgress] = []
+    report = pair.remote.ingest(files, progress=events.append)
+    assert report.counts()["added"] == 1 and report.files[0].pages == 18
+    # Page by page, as locally: the parse worker's events reach the driver before the result.
+    partial = [e.page for e in events if e.stage == "parse" and e.pages == 18 and 0 < e.page < 18]
+    assert partial and partial == sorted(partial)
+    _assert_same_rows(pair.local, pair.remote)
+    assert _assert_same_answers(pair.local, pair.remote) >= 1
+
+
+def test_killed_ray_workers_cost_a_retry_or_one_file_and_check_passes(
+    cluster: Any,
+    s3: S3Endpoint,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setattr(PARSERS, "_entries", dict(PARSERS._entries))
+    PARSERS.register(TEXT, TARGET, description="test: stalls on command")
+    folder = tmp_path / "files"
+    folder.mkdir()
+    once, always = tmp_path / "once.pids", tmp_path / "always.pids"
+    body = "Pallets are inspected weekly; damaged pallets are tagged and removed."
+    (folder / "a-once.txt").write_text(f"STALL {once}\n\n{body} Retried once.\n")
+    (folder / "b-always.txt").write_text(f"STALL {always}\n\n{body} Killed every time.\n")
+    for i in range(3):
+        (folder / f"c-plain-{i}.txt").write_text(f"Plain file {i}.\n\n{body} Number {i}.\n")
+    uri = f"s3://{s3.bucket('killed')}/team/col"
+    work_dir = tmp_path / "work"
+
+    killed: list[int] = []
+    refused: list[BaseException | str] = []
+    stop = threading.Event()
+
+    def pids(path: Path) -> list[int]:
+        return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+    def kill(pid: int) -> None:
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+
+    def watch() -> None:
+        """Kill the Ray worker parsing a-once once, and b-always every time; meanwhile, a
+        second writer tries the collection."""
+        while not stop.is_set():
+            if (first := pids(once)) and not any(p in killed for p in first) and not refused:
+                second = DocSight(uri, settings=Settings(work_dir=work_dir, lock_timeout=0.3))
+                try:
+                    second.ingest([folder / "c-plain-0.txt"])
+                    refused.append("the second writer was let in")
+                except Exception as exc:
+                    refused.append(exc)
+                kill(first[0])
+            for pid in pids(always):
+                if pid not in killed:
+                    kill(pid)
+            time.sleep(0.05)
+
+    actor_killed: list[str] = []
+
+    def progress(event: IngestProgress) -> None:
+        # Once the first file is stored, the embedding actor is killed; Ray restarts it and
+        # the files after it are embedded by the new one.
+        if event.stage == "done" and not actor_killed:
+            names = [n["name"] for n in ray.util.list_named_actors(all_namespaces=True)]
+            name = next(n for n in names if n.startswith(ACTOR_PREFIX))
+            ray.kill(ray.get_actor(name), no_restart=False)
+            actor_killed.append(name)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        report = DocSight(uri, settings=_ray_settings(work_dir)).ingest([folder], progress)
+    finally:
+        stop.set()
+        watcher.join(timeout=5)
+    outcomes = {f.name: f for f in report.files}
+    assert actor_killed and refused, (actor_killed, refused)
+    assert isinstance(refused[0], CollectionLeasedError), refused
+    assert len(pids(once)) == 2 and outcomes["a-once.txt"].status == "added"
+    assert len(pids(always)) == 2  # the first run and its one retry, both killed
+    failed = outcomes["b-always.txt"]
+    assert failed.status == "failed" and failed.error_code == "worker_crashed"
+    assert "Ray worker" in (failed.reason or "") and "2 times" in (failed.reason or "")
+    assert [outcomes[f"c-plain-{i}.txt"].status for i in range(3)] == ["added"] * 3
+    stored = DocSight(uri, settings=Settings(work_dir=work_dir)).documents()
+    assert sorted(d.name for d in stored) == ["a-once.txt"] + [f"c-plain-{i}.txt" for i in range(3)]
+
+    checked = runner.invoke(
+        app, ["check", "--collection", uri, "--json"], env={"DOCSIGHT_WORK_DIR": str(work_dir)}
+    )
+    assert checked.exit_code == 0, checked.output
+    assert json.loads(checked.output)["ok"] is True

@@ -299,6 +299,10 @@ class IngestSettings(_Settings):
     #: oversubscription cost CPU and slowed the parent's embedding
     #: (benchmarks/results/model_threads.md).
     model_threads: int = Field(default=-1, ge=-1, le=64)
+    #: A PDF with more pages than this has its pages spread over the workers in ranges of at
+    #: most this many (when there are 2 workers or more), so one long file does not run on one
+    #: core; each range is its own job under the limits above. 0: a file is one job.
+    pages_per_part: int = Field(default=40, ge=0)
 
     def budget(self, pages: int = 0) -> tuple[float, float | None]:
         """``(wall-clock seconds, CPU seconds or None)`` for a file of ``pages`` pages."""

@@ -187,6 +187,11 @@ class EmbedSettings(_Settings):
     #: ``minilm-onnx`` (offline, default) or ``openai`` (an OpenAI-compatible /embeddings endpoint).
     backend: str = "minilm-onnx"
     batch_size: int = Field(default=32, ge=1)
+    #: At most this many texts × tokens² in one batch of the offline encoder: inputs wider than
+    #: 128 word pieces go in smaller batches. Attention needs memory in proportion, and
+    #: onnxruntime's arena keeps the largest it ever needed, so this bounds the ingesting
+    #: process's memory; the compute a text costs is the same.
+    batch_area: int = Field(default=32 * 128 * 128, ge=1)
     #: onnxruntime intra-op threads; 0 uses every core.
     threads: int = Field(default=0, ge=0)
     max_tokens: int = Field(default=256, ge=8, le=512)

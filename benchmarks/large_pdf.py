@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Memory and speed of ingesting one large PDF (issue 17: "flat memory on a 1,000-page file").
 
-    python benchmarks/large_pdf.py [--pages 1000] [--workers N] [--pdf PATH] [--json P] [--md P]
+    python benchmarks/large_pdf.py [--pages 1000] [--workers N] [--pages-per-part N] [--floor]
+                                   [--pdf PATH] [--json P] [--md P]
 
 Generates a born-digital report of ``--pages`` pages with ``scripts/make_large_pdf.py`` (or takes
 ``--pdf``), ingests it into a fresh temporary collection through the public API with the default
@@ -15,7 +16,14 @@ settings (``--workers`` sets ``ingest.workers``), and samples the resident memor
 * the RSS of parent and workers at 25/50/75/100 % of the run's wall time, and the worker's RSS
   when 25/50/75/100 % of the pages were parsed: flat memory means the second row stays level
   while pages go by;
-* the machine, the command and the date.
+* with ``--floor``, the floor of issue 17 timed in the same run after the ingestion (pdfium's
+  text extraction of every page plus MiniLM on the stored chunk texts, as in
+  ``ingest_profile.py``) and the ingestion/floor ratio;
+* the machine, the command, the date, the load before and after, and the share of the machine's
+  CPU that other processes took during the ingestion (the machine is shared).
+
+``--pages-per-part`` sets ``ingest.pages_per_part`` (0: the file is one job, parsed by one
+worker; the default spreads its pages over the workers).
 
 A run with the defaults writes ``benchmarks/results/large_pdf.{md,json}``; other runs write only
 where ``--json``/``--md`` say.
@@ -37,7 +45,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _machine import load_average, machine  # benchmarks/
+from _machine import (  # benchmarks/
+    load_average,
+    machine,
+    machine_busy_s,
+    others_share,
+    own_cpu_s,
+)
 
 from docsight import DocSight, Settings
 from docsight.ingest.report import IngestProgress
@@ -175,17 +189,23 @@ def workers_max(sample: Sample) -> float:
 # --- the run ------------------------------------------------------------------------------------
 
 
-def run(pdf: Path, workers: int, collection: Path) -> dict[str, Any]:
+def run(
+    pdf: Path, workers: int, pages_per_part: int | None, collection: Path, floor: bool
+) -> dict[str, Any]:
     settings = Settings()
     if workers:
         settings.ingest.workers = workers
+    if pages_per_part is not None:
+        settings.ingest.pages_per_part = pages_per_part
     ds = DocSight(collection, settings=settings)
     kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu0 = time.process_time()
+    busy0, own0 = machine_busy_s(), own_cpu_s()
     with Sampler() as sampler:
         started = time.perf_counter()
         report = ds.ingest([pdf], progress=sampler.progress)
         wall = time.perf_counter() - started
+    busy1, own1 = machine_busy_s(), own_cpu_s()
     kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     outcome = report.files[0]
     if outcome.status != "added":
@@ -222,8 +242,27 @@ def run(pdf: Path, workers: int, collection: Path) -> dict[str, Any]:
         for key in ("read", "verify", "parse", "describe", "chunk", "embed", "graph", "store")
         if key in timings
     }
+    floor_result = None
+    if floor:
+        from ingest_profile import embed_floor, pdfium_floor  # benchmarks/
+
+        texts = [c.text for c in ds.store.document_chunks(outcome.doc_id or "")]
+        floor_pdf, floor_embed = pdfium_floor([pdf]), embed_floor(texts)
+        floor_wall = floor_pdf["wall"] + floor_embed["wall"]
+        floor_result = {
+            "pdfium_wall_s": round(floor_pdf["wall"], 2),
+            "embed_wall_s": round(floor_embed["wall"], 1),
+            "embed_cpu_s": round(floor_embed["cpu"], 1),
+            "embed_chunks": floor_embed["chunks"],
+            "wall_s": round(floor_wall, 1),
+            "ratio_wall": round(wall / floor_wall, 2) if floor_wall else None,
+        }
     return {
         "workers": settings.ingest.worker_count(),
+        "pages_per_part": settings.ingest.pages_per_part,
+        "parts": timings.get("parse.parts", 1),
+        "others_cpu_share": round(others_share(busy1 - busy0, own1 - own0, wall) or 0.0, 3),
+        "floor": floor_result,
         "pages": pages,
         "chunks": outcome.chunks,
         "wall_s": round(wall, 1),
@@ -262,17 +301,35 @@ def markdown(result: dict[str, Any]) -> str:
         "# One large PDF: pages/s and resident memory (issue 17)",
         "",
         f"`{result['command']}`, {result['date']}. Machine: {env['cores']} cores ({env['cpu']}), "
-        f"{env['memory_gb']} GB, Python {env['python']}; load before {env['load_before']}.",
+        f"{env['memory_gb']} GB, Python {env['python']}, commit {env['commit']}"
+        f"{' (with uncommitted changes)' if env.get('dirty') else ''}; load before "
+        f"{env['load_before']}, after {env.get('load_after', '?')}; other processes took "
+        f"{100 * r.get('others_cpu_share', 0.0):.0f} % of the machine's CPU during the ingestion.",
         "",
         f"File: {result['pdf']['pages']} pages generated by `scripts/make_large_pdf.py` "
         f"({result['pdf']['mib']:.1f} MiB, born-digital: no page needs OCR). "
-        f"Workers: {r['workers']}.",
+        f"Workers: {r['workers']}; pages per part: {r.get('pages_per_part', 0)} "
+        f"({r.get('parts', 1)} part(s): "
+        + ("the pages spread over the workers)." if r.get("parts", 1) > 1 else "one worker).")
+        + "",
         "",
         "| pages | chunks | wall s | pages/s | parent CPU s | worker CPU s |",
         "|---:|---:|---:|---:|---:|---:|",
         f"| {r['pages']} | {r['chunks']} | {r['wall_s']} | {r['pages_per_s']} | "
         f"{r['parent_cpu_s']} | {r['worker_cpu_s']} |",
         "",
+    ]
+    floor = r.get("floor")
+    if floor:
+        out += [
+            "Floor (same run, after the ingestion): pdfium text extraction "
+            f"{floor['pdfium_wall_s']} s "
+            f"+ MiniLM on the {floor['embed_chunks']} stored chunk texts {floor['embed_wall_s']} s "
+            f"= {floor['wall_s']} s. **Ingestion/floor: {floor['ratio_wall']}× in wall time** "
+            "(target ≤ 1.5×).",
+            "",
+        ]
+    out += [
         "Peak resident memory (MiB): parent "
         f"{r['peak_parent_mb']}, busiest worker {r['peak_worker_mb']} (all workers together "
         f"{r['peak_workers_total_mb']}); the worker's own peak in the ingest report: "
@@ -326,19 +383,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=0, help="ingest.workers (0: default)")
+    parser.add_argument(
+        "--pages-per-part", type=int, default=None, help="ingest.pages_per_part (default: settings)"
+    )
+    parser.add_argument("--floor", action="store_true", help="time the floor after the ingestion")
     parser.add_argument("--pdf", type=Path, default=None, help="ingest this PDF instead")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--md", type=Path, default=None)
     parser.add_argument("--note", action="append", default=[], help="a line for the results")
     args = parser.parse_args(argv)
-    default_run = args.pdf is None and args.pages == 1000 and not args.workers
+    default_run = (
+        args.pdf is None and args.pages == 1000 and not args.workers and args.pages_per_part is None
+    )
     json_path = args.json or (RESULTS / "large_pdf.json" if default_run else None)
     md_path = args.md or (json_path.with_suffix(".md") if json_path else None)
     with tempfile.TemporaryDirectory(prefix="large-pdf-") as tmp:
         pdf = args.pdf or make_large_pdf(Path(tmp) / "large.pdf", args.pages)
         environment = {**machine(), "load_before": load_average()}
         sys.stdout.write(f"{pdf}: ingesting; load before {environment['load_before']}\n")
-        result_run = run(pdf, args.workers, Path(tmp) / "collection")
+        result_run = run(
+            pdf, args.workers, args.pages_per_part, Path(tmp) / "collection", args.floor
+        )
+        environment["load_after"] = load_average()
         mib = pdf.stat().st_size / 2**20
     result = {
         "command": shlex.join(["python", *sys.argv]),

@@ -187,6 +187,11 @@ class EmbedSettings(_Settings):
     #: ``minilm-onnx`` (offline, default) or ``openai`` (an OpenAI-compatible /embeddings endpoint).
     backend: str = "minilm-onnx"
     batch_size: int = Field(default=32, ge=1)
+    #: At most this many texts × tokens² in one batch of the offline encoder: inputs wider than
+    #: 128 word pieces go in smaller batches. Attention needs memory in proportion, and
+    #: onnxruntime's arena keeps the largest it ever needed, so this bounds the ingesting
+    #: process's memory; the compute a text costs is the same.
+    batch_area: int = Field(default=32 * 128 * 128, ge=1)
     #: onnxruntime intra-op threads; 0 uses every core.
     threads: int = Field(default=0, ge=0)
     max_tokens: int = Field(default=256, ge=8, le=512)
@@ -313,6 +318,10 @@ class IngestSettings(_Settings):
     #: CPUs, as the local engine's embedding shares the workers' cores; on a cluster, reserve
     #: CPUs so the actors are not starved by parsing.
     ray_embed_cpus: float = Field(default=0.0, ge=0, le=64)
+    #: A PDF with more pages than this has its pages spread over the workers in ranges of at
+    #: most this many (when there are 2 workers or more), so one long file does not run on one
+    #: core; each range is its own job under the limits above. 0: a file is one job.
+    pages_per_part: int = Field(default=40, ge=0)
 
     def budget(self, pages: int = 0) -> tuple[float, float | None]:
         """``(wall-clock seconds, CPU seconds or None)`` for a file of ``pages`` pages."""

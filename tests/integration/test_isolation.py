@@ -109,6 +109,25 @@ def test_hangs_hogs_crashes_and_errors_cost_one_file_each(tmp_path: Path) -> Non
 
 
 @pytest.mark.usefixtures("hostile")
+def test_workers_collect_cyclic_garbage_less_often(tmp_path: Path) -> None:
+    """A worker raises the collector's young-generation threshold and freezes what it loaded
+    before the first file (a parse's many long-lived small objects were rescanned thousands of
+    times); the calling process keeps its own settings."""
+    import gc
+
+    before = gc.get_threshold()
+    (path,) = _files(tmp_path / "docs", ["GC"])
+    ds = DocSight(tmp_path / "col", settings=Settings(ingest={"workers": 1}))
+    assert ds.ingest([path]).added
+    (doc,) = ds.documents()
+    text = " ".join(c.text for c in ds.store.document_chunks(doc.id))
+    assert "GC threshold (20000, 20, 10)" in text
+    frozen = int(text.split("frozen ")[1].split()[0])
+    assert frozen > 10_000  # the modules and parsers loaded at start
+    assert gc.get_threshold() == before
+
+
+@pytest.mark.usefixtures("hostile")
 def test_cpu_budget_stops_a_spinning_parser(tmp_path: Path) -> None:
     settings = Settings(ingest={"timeout_s": 60, "cpu_s": 2, "workers": 1})
     spin, ok = _files(tmp_path / "docs", ["SPIN", "OK"])

@@ -43,3 +43,37 @@ def test_vectors_match_those_of_the_previous_session_options() -> None:
     fresh._load()
     level = fresh._session.get_session_options().graph_optimization_level
     assert level == ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+
+
+def test_wide_inputs_go_in_smaller_batches_with_the_same_vectors() -> None:
+    """Batches hold at most batch_area texts × tokens²: the widest inputs (256 word pieces) go
+    eight at a time instead of 32, so onnxruntime's arena never needs a 32 × 256² attention;
+    the vectors are those of unbounded batches within rounding."""
+    pytest.importorskip("onnxruntime")
+    texts = [
+        " ".join(["Operating income rose as margins widened on lower freight costs."] * n)
+        for n in (1, 2, 3, 5, 8, 13, 21, 30, 30, 30)
+        for _ in range(5)
+    ] + TEXTS
+    encoder = MiniLMEncoder(EmbedSettings(threads=1))
+    shapes: list[tuple[int, int]] = []
+    encoder._load()
+    session = encoder._session
+
+    class Recording:
+        def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+            shapes.append(feeds["input_ids"].shape)
+            return session.run(names, feeds)  # type: ignore[attr-defined]
+
+    encoder._session = Recording()
+    bounded = encoder.encode_documents(texts)
+    area = encoder.settings.batch_area
+    assert sum(n for n, _ in shapes) == len(texts)
+    assert all(n * width * width <= area or n == 1 for n, width in shapes)
+    assert max(width for _, width in shapes) == 256
+    assert max(n for n, width in shapes if width == 256) == area // 256**2 == 8
+    shapes.clear()
+    encoder.settings = EmbedSettings(threads=1, batch_area=10**9)
+    unbounded = encoder.encode_documents(texts)
+    assert max(n for n, _ in shapes) == 32  # the old batching: batch_size alone
+    assert np.abs(bounded - unbounded).max() < 1e-5

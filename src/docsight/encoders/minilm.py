@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,23 @@ def tokenizer_path() -> Path:
 
 #: Texts tokenized at a time before their Encoding objects are reduced to id arrays.
 _TOKENIZE_SLICE = 512
+
+
+def _batches(widths: Sequence[int], settings: EmbedSettings) -> Iterator[range]:
+    """Consecutive batches over inputs of ascending ``widths`` (tokens): at most
+    ``batch_size`` inputs, and at most ``batch_area`` inputs × width² (a batch of wide inputs
+    is smaller, so the memory its attention takes stays bounded)."""
+    start = 0
+    while start < len(widths):
+        stop = start + 1
+        while (
+            stop < len(widths)
+            and stop - start < settings.batch_size
+            and (stop - start + 1) * widths[stop] ** 2 <= settings.batch_area
+        ):
+            stop += 1
+        yield range(start, stop)
+        start = stop
 
 
 class MiniLMEncoder:
@@ -134,9 +151,8 @@ class MiniLMEncoder:
         # long in tokens, and one such input padded a whole batch to 256 tokens.
         order = sorted(range(len(texts)), key=lambda i: len(tokens[i]))
         out = np.zeros((len(texts), DIM), dtype=np.float32)
-        batch = self.settings.batch_size
-        for start in range(0, len(order), batch):
-            idx = order[start : start + batch]
+        for idx in _batches([len(tokens[i]) for i in order], self.settings):
+            idx = [order[k] for k in idx]
             width = max(len(tokens[i]) for i in idx)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)

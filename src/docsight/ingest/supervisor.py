@@ -45,6 +45,7 @@ from docsight.errors import (
     OutOfMemoryError,
     WorkerCrashedError,
 )
+from docsight.ingest.split import PageSplitter
 from docsight.ingest.worker import (
     JobResult,
     ParseJob,
@@ -188,6 +189,10 @@ class Supervisor:
         )
         self.limits = setup.settings.ingest
         self.size = workers or self.limits.worker_count()
+        #: Spreads a long file's pages over the workers (with one worker it would only cost).
+        self._splitter: PageSplitter | None = None
+        if self.limits.pages_per_part > 0 and self.size >= 2:
+            self._splitter = PageSplitter(self.limits.pages_per_part)
         self._pending: deque[tuple[int, ParseJob]] = deque()
         self._lock = threading.Lock()
         self._results: queue.Queue[JobResult | ParseProgress | BaseException] = queue.Queue()
@@ -209,7 +214,10 @@ class Supervisor:
         self._listener = listener
 
     def submit(self, key: int, job: ParseJob) -> None:
+        """Queue ``job`` under ``key`` (0 or more; the supervisor's own jobs have keys below)."""
         with self._lock:
+            if self._splitter is not None:
+                job = self._splitter.prepare(key, job)
             self._pending.append((key, job))
         if self._thread is None:
             self._thread = threading.Thread(
@@ -288,7 +296,7 @@ class Supervisor:
             "set ingest.isolation to 'none' to see why"
         )
         for key, job in pending:
-            self._results.put(JobResult.failed(key, WorkerCrashedError(job.path, reason)))
+            self._deliver(JobResult.failed(key, WorkerCrashedError(job.path, reason)))
 
     def _dispatch(self) -> None:
         for worker in self._workers:
@@ -318,7 +326,7 @@ class Supervisor:
         self._forget(worker)
         if worker.job is not None:
             self.replaced += 1
-            self._results.put(self._death_result(worker.job, exitcode))
+            self._deliver(self._death_result(worker.job, exitcode))
         elif not worker.ready and not worker.retiring:
             self._start_failures += 1
             log.warning("an ingest worker died while starting (exit code %s)", exitcode)
@@ -340,7 +348,11 @@ class Supervisor:
                 waiting.paused_s += now - waiting.vision_since
                 waiting.vision_since = None
         elif kind == "progress":
-            self._results.put(ParseProgress(*message[1:5]))
+            event: ParseProgress | None = ParseProgress(*message[1:5])
+            if self._splitter is not None and event is not None:
+                event = self._splitter.progress(event)
+            if event is not None:
+                self._results.put(event)
         elif kind == "result":
             result: JobResult = message[1]
             sizes: list[int] = message[2]
@@ -353,8 +365,27 @@ class Supervisor:
             finished, worker.job = worker.job, None
             if finished is not None and finished.peak_mb:
                 result.peak_rss_mb = round(max(result.peak_rss_mb or 0.0, finished.peak_mb), 1)
-            self._results.put(result)
+            self._deliver(result)
             self._maybe_recycle(worker)
+
+    def _deliver(self, result: JobResult) -> None:
+        """Hand a job's result to the caller; the jobs of a file split by pages end as the
+        file's one result, and their follow-up jobs go ahead of every other file's."""
+        if self._splitter is None:
+            self._results.put(result)
+            return
+        step = self._splitter.result(result)
+        with self._lock:
+            if step.drop:
+                kept = [(k, j) for k, j in self._pending if k not in step.drop]
+                dropped = {k for k, _ in self._pending} & step.drop
+                self._pending = deque(kept)
+                self._splitter.forget(dropped)
+            self._pending.extendleft(reversed(step.jobs))
+        if step.progress is not None:
+            self._results.put(step.progress)
+        if step.result is not None:
+            self._results.put(step.result)
 
     def _maybe_recycle(self, worker: _Worker) -> None:
         memory = _memory_of(worker.process.pid)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -84,4 +84,32 @@ class Parser(Protocol):
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
+    ) -> ParsedDocument: ...
+
+
+@runtime_checkable
+class PagedParser(Parser, Protocol):
+    """A parser that can read a long file in parts, so its pages are spread over workers.
+
+    Contract: ``parse_parts`` over the outputs of ``extract_part`` for consecutive page ranges
+    covering the file, in order, returns exactly what ``parse`` returns (same elements, ids,
+    assets and warnings). ``extract_part`` does the per-page work (the expensive part) and may
+    run in another process than ``parse_parts``; its bytes are the parser's own format.
+    """
+
+    def extract_part(
+        self,
+        source: SourceFile,
+        settings: ParseSettings,
+        context: ParseContext | None,
+        start: int,
+        stop: int,
+    ) -> bytes: ...
+
+    def parse_parts(
+        self,
+        source: SourceFile,
+        settings: ParseSettings,
+        context: ParseContext | None,
+        parts: Sequence[bytes],
     ) -> ParsedDocument: ...

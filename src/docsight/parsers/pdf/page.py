@@ -57,6 +57,22 @@ class Page:
     #: Text a reader would not see, kept out of ``lines`` (see :mod:`.visibility`).
     hidden: list[HiddenText] = field(default_factory=list)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # ``hints`` and ``ocr_scores`` are keyed by ``id()``, which means nothing in another
+        # process: a page extracted in one worker and laid out in another (a large file's pages
+        # are spread over the workers) carries them as positions in ``units`` and ``lines``.
+        state = dict(self.__dict__)
+        units = {id(u): k for k, u in enumerate(self.units)}
+        lines = {id(ln): k for k, ln in enumerate(self.lines)}
+        state["hints"] = [(units[key], hint) for key, hint in self.hints.items()]
+        state["ocr_scores"] = [(lines[key], score) for key, score in self.ocr_scores.items()]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.hints = {id(self.units[k]): hint for k, hint in state["hints"]}
+        self.ocr_scores = {id(self.lines[k]): score for k, score in state["ocr_scores"]}
+
     def bbox(self, x0: float, top: float, x1: float, bottom: float) -> BBox:
         ox, oy = self.origin
         return BBox.from_absolute(x0 - ox, top - oy, x1 - ox, bottom - oy, self.width, self.height)

@@ -13,8 +13,10 @@ reading order through the :class:`DocumentBuilder` (:mod:`~docsight.parsers.pdf.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from docsight.document.builder import DocumentBuilder
@@ -71,6 +73,55 @@ class PdfParser:
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
     ) -> ParsedDocument:
+        with self._opened(source, settings) as doc:
+            n_pages = _page_count(doc, source, settings)
+            builder = source.builder(f"{self.name}/{self.version}")
+            metadata, meta_title = _metadata(doc)
+            outline = _outline(doc, builder)
+            plumber = _open_plumber(source.data, builder)
+            pages, run = extract_pages(doc, plumber, range(n_pages), settings, builder, context)
+            run.finish(builder)
+            return finish_parse(pages, builder, outline, meta_title, metadata)
+
+    def extract_part(
+        self,
+        source: SourceFile,
+        settings: ParseSettings,
+        context: ParseContext | None,
+        start: int,
+        stop: int,
+    ) -> bytes:
+        """Pass 1 over pages ``start`` to ``stop`` only, for :meth:`parse_parts` (a large file's
+        pages spread over workers); see :mod:`~docsight.parsers.pdf.parts`."""
+        from docsight.parsers.pdf.parts import extract_part
+
+        with self._opened(source, settings) as doc:
+            n_pages = _page_count(doc, source, settings)
+            builder = source.builder(f"{self.name}/{self.version}")
+            return extract_part(doc, source.data, n_pages, start, stop, settings, builder, context)
+
+    def parse_parts(
+        self,
+        source: SourceFile,
+        settings: ParseSettings,
+        context: ParseContext | None,
+        parts: Sequence[bytes],
+    ) -> ParsedDocument:
+        """The document :meth:`parse` gives, from the parts :meth:`extract_part` made of all
+        its pages, in page order: passes 2 and 3 over the whole document."""
+        from docsight.parsers.pdf.parts import merge_parts
+
+        with self._opened(source, settings) as doc:
+            n_pages = _page_count(doc, source, settings)
+            builder = source.builder(f"{self.name}/{self.version}")
+            metadata, meta_title = _metadata(doc)
+            outline = _outline(doc, builder)
+            pages = merge_parts(parts, n_pages, builder)
+            return finish_parse(pages, builder, outline, meta_title, metadata)
+
+    @contextlib.contextmanager
+    def _opened(self, source: SourceFile, settings: ParseSettings) -> Iterator[Any]:
+        """The pdfium document; errors name the file, never leak a library error."""
         import pypdfium2 as pdfium
 
         if len(source.data) > settings.max_file_mb * 1024 * 1024:
@@ -85,7 +136,7 @@ class PdfParser:
                 raise EncryptedDocumentError(source.path, "unsupported encryption") from exc
             raise ParseError(source.path, f"not a readable PDF ({exc})") from exc
         try:
-            return self._parse(doc, source, settings, context)
+            yield doc
         except DocsightError:
             raise
         except Exception as exc:  # the contract: name the file, never leak a library error
@@ -93,41 +144,55 @@ class PdfParser:
         finally:
             doc.close()
 
-    def _parse(
-        self,
-        doc: Any,
-        source: SourceFile,
-        settings: ParseSettings,
-        context: ParseContext | None,
-    ) -> ParsedDocument:
-        n_pages = len(doc)
-        if n_pages < 1:
-            raise ParseError(source.path, "the PDF has no pages")
-        if n_pages > settings.max_pages:
-            raise LimitExceededError(
-                source.path, f"{n_pages} pages, more than the limit of {settings.max_pages}"
-            )
-        builder = source.builder(f"{self.name}/{self.version}")
-        metadata, meta_title = _metadata(doc)
-        outline = _outline(doc, builder)
-        plumber = _open_plumber(source.data, builder)
-        pages: list[Page] = []
-        run = OcrRun(context)
-        try:
-            for i in range(n_pages):
-                pages.append(_extract_page(doc, plumber, i, settings, builder, run))
-                if context is not None:
-                    context.report("parse", i + 1, n_pages)
-        finally:
-            if plumber is not None:
-                plumber.close()
-        run.finish(builder)
-        _layout(pages)
-        roles = assign_roles(pages, outline, meta_title)
-        apply_hints(pages, roles)
-        emit(pages, roles, builder)
-        # Without a credible metadata title the builder uses the TITLE element.
-        return builder.build(title=meta_title, metadata=metadata)
+
+def _page_count(doc: Any, source: SourceFile, settings: ParseSettings) -> int:
+    n_pages = len(doc)
+    if n_pages < 1:
+        raise ParseError(source.path, "the PDF has no pages")
+    if n_pages > settings.max_pages:
+        raise LimitExceededError(
+            source.path, f"{n_pages} pages, more than the limit of {settings.max_pages}"
+        )
+    return n_pages
+
+
+def extract_pages(
+    doc: Any,
+    plumber: Any,
+    indexes: range,
+    settings: ParseSettings,
+    builder: DocumentBuilder,
+    context: ParseContext | None,
+) -> tuple[list[Page], OcrRun]:
+    """Pass 1 over the pages ``indexes`` (each reported through the context as it is done);
+    closes ``plumber``."""
+    pages: list[Page] = []
+    run = OcrRun(context)
+    try:
+        for done, i in enumerate(indexes, 1):
+            pages.append(_extract_page(doc, plumber, i, settings, builder, run))
+            if context is not None:
+                context.report("parse", done, len(indexes))
+    finally:
+        if plumber is not None:
+            plumber.close()
+    return pages, run
+
+
+def finish_parse(
+    pages: list[Page],
+    builder: DocumentBuilder,
+    outline: list[tuple[int, str, int]],
+    meta_title: str | None,
+    metadata: dict[str, str],
+) -> ParsedDocument:
+    """Passes 2 and 3: layout and document statistics, then emission."""
+    _layout(pages)
+    roles = assign_roles(pages, outline, meta_title)
+    apply_hints(pages, roles)
+    emit(pages, roles, builder)
+    # Without a credible metadata title the builder uses the TITLE element.
+    return builder.build(title=meta_title, metadata=metadata)
 
 
 # --- document-level reads ------------------------------------------------------------------------

@@ -51,13 +51,19 @@ class OcrRun:
     skipped: list[int] = field(default_factory=list)
 
     def finish(self, builder: DocumentBuilder) -> None:
-        if self.skipped and self.missing is not None:
-            pages = ", ".join(str(p + 1) for p in self.skipped[:10])
-            more = f" and {len(self.skipped) - 10} more" if len(self.skipped) > 10 else ""
-            builder.warn(
-                f"{len(self.skipped)} page(s) without a usable text layer were not OCR'd "
-                f"(pages {pages}{more}): {self.missing.message}"
-            )
+        if self.missing is not None:
+            warn_unread(builder, self.skipped, self.missing.message)
+
+
+def warn_unread(builder: DocumentBuilder, skipped: list[int], why: str) -> None:
+    """One warning for the pages left unread for want of the ``ocr`` extra."""
+    if skipped:
+        pages = ", ".join(str(p + 1) for p in skipped[:10])
+        more = f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
+        builder.warn(
+            f"{len(skipped)} page(s) without a usable text layer were not OCR'd "
+            f"(pages {pages}{more}): {why}"
+        )
 
 
 def ocr_page(

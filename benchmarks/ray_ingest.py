@@ -187,6 +187,12 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _env_prefix() -> str:
+    """Thread settings that change what a run measures, as they would be typed before it."""
+    names = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "DOCSIGHT_INGEST_MODEL_THREADS")
+    return "".join(f"{n}={shlex.quote(os.environ[n])} " for n in names if n in os.environ)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
@@ -199,7 +205,9 @@ def main() -> None:
 
     files = pick_files(args.docs, args.files)
     result: dict[str, Any] = {
-        "command": "python " + shlex.join(["benchmarks/ray_ingest.py", *sys.argv[1:]]),
+        "command": _env_prefix()
+        + "python "
+        + shlex.join(["benchmarks/ray_ingest.py", *sys.argv[1:]]),
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(),
         "ray": ray.__version__,

@@ -23,7 +23,14 @@ Measured per size, through the store's query methods (what ``search`` calls per 
 * time and peak memory of writing the rows and of building the indexes, and bytes on disk.
 
 With ``--s3-size``, the same for a collection of that size on a loopback S3 endpoint (moto in
-server mode on 127.0.0.1, needs the dev extra).
+server mode on 127.0.0.1, needs the dev extra). Give the endpoint of a moto server running as
+a process of its own with ``--s3-endpoint`` (``moto_server -H 127.0.0.1 -p 5123`` and
+``--s3-endpoint http://127.0.0.1:5123``): a server in this process's threads competes with the
+benchmark for its interpreter, and an earlier run that way had not finished after an hour.
+``--s3-build local`` writes and indexes the collection on a local disk and uploads its files,
+then measures the queries against the uploaded copy: writing 5,000-chunk documents through the
+store to moto stalled (lancedb busy for minutes with no request made, after the first
+document), and the queries, not the writes, are what this measures on S3.
 """
 
 from __future__ import annotations
@@ -173,7 +180,11 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def measure(
-    store: Any, every: np.ndarray, questions: list[str], query_vectors: np.ndarray
+    store: Any,
+    every: np.ndarray,
+    questions: list[str],
+    query_vectors: np.ndarray,
+    sweep: bool = True,
 ) -> dict[str, Any]:
     """Latency of each channel and of both fused, and the index's recall@10 against exact."""
     ids_in_order = _row_ids(store)
@@ -202,9 +213,13 @@ def measure(
         exact = np.argsort(-(every @ vector))[:10]
         truth = {ids_in_order[i] for i in exact}
         recalls.append(len(truth & {h.chunk_id for h in dense[:10]}) / 10)
-    sweep = _nprobes_sweep(store, every, ids_in_order, query_vectors) if _indices_ivf(store) else []
+    swept = (
+        _nprobes_sweep(store, every, ids_in_order, query_vectors)
+        if sweep and _indices_ivf(store)
+        else []
+    )
     return {
-        "nprobes_sweep": sweep,
+        "nprobes_sweep": swept,
         "dense": _percentiles(dense_t),
         "bm25": _percentiles(text_t),
         "hybrid": _percentiles(hybrid_t),
@@ -269,17 +284,22 @@ def _dir_mib(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
 
 
-def _s3_endpoint() -> tuple[Any, str]:
+def _s3_endpoint(url: str | None = None) -> tuple[Any, str]:
+    """The loopback endpoint: ``url`` (a server of its own), or a moto server started in this
+    process's threads."""
     import logging
 
     import boto3
-    from moto.server import ThreadedMotoServer
 
-    logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    url = f"http://{host}:{port}"
+    server = None
+    if url is None:
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        host, port = server.get_host_and_port()
+        url = f"http://{host}:{port}"
     os.environ.update(
         AWS_ENDPOINT_URL=url,
         AWS_ACCESS_KEY_ID="bench",
@@ -291,12 +311,43 @@ def _s3_endpoint() -> tuple[Any, str]:
     return server, url
 
 
+def _upload(folder: Path, bucket: str, prefix: str, url: str) -> None:
+    """Every file of a local collection to ``s3://bucket/prefix`` (Lance's paths are relative)."""
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=url, region_name="us-east-1")
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            client.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(folder)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--s3-size", type=int, default=100_000, help="0: no S3 run")
+    parser.add_argument(
+        "--s3-build",
+        choices=("remote", "local"),
+        default="remote",
+        help="write the S3 collection through the store (remote), or on a local disk and "
+        "upload its files (local)",
+    )
+    parser.add_argument(
+        "--s3-endpoint",
+        help="a running loopback S3 server (moto_server -H 127.0.0.1 -p PORT) to use instead of "
+        "one in this process",
+    )
     parser.add_argument("--base", type=Path, help="a collection to take chunks and vectors from")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--s3-queries",
+        type=int,
+        help="questions for the S3 run (default: --queries); a dense query against moto takes "
+        "seconds, not milliseconds",
+    )
+    parser.add_argument(
+        "--no-sweep", action="store_true", help="skip the nprobes sweep (four more passes)"
+    )
     parser.add_argument("--chunks-per-doc", type=int, default=5_000)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "scale_query.md")
     parser.add_argument(
@@ -326,19 +377,39 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="docsight-scale-") as tmp:
         for kind, size in targets:
             print(f"{kind}, {size:,} chunks", flush=True)
+            upload = False
             if kind == "s3":
-                server, _ = _s3_endpoint()
+                server, url = _s3_endpoint(args.s3_endpoint)
                 where = f"s3://bench/scale-{size}"
+                upload = args.s3_build == "local"
             else:
                 where = str(Path(tmp) / f"local-{size}")
             before = _peak_mib()
             store, every, figures = build(
-                where, size, texts, vectors, fingerprint, args.chunks_per_doc, print
+                str(Path(tmp) / f"for-s3-{size}") if upload else where,
+                size,
+                texts,
+                vectors,
+                fingerprint,
+                args.chunks_per_doc,
+                print,
             )
+            if upload:
+                del store
+                started = time.perf_counter()
+                _upload(Path(tmp) / f"for-s3-{size}", "bench", f"scale-{size}", url)
+                figures["upload_s"] = round(time.perf_counter() - started, 1)
+                from docsight.index import STORES
+
+                store = STORES.create("lance", where, vector_index_min_rows=50_000)
             figures["peak_rss_mib"] = round(max(_peak_mib(), before), 0)
             if kind == "local":
                 figures["disk_mib"] = round(_dir_mib(Path(where)), 1)
-            result = measure(store, every, questions, query_vectors)
+            n = args.s3_queries if kind == "s3" and args.s3_queries else len(questions)
+            result = measure(
+                store, every, questions[:n], query_vectors[:n], sweep=not args.no_sweep
+            )
+            result["queries"] = n
             run = {"where": kind, "chunks": size, **figures, **result}
             print(json.dumps(run), flush=True)
             runs.append(run)
@@ -396,6 +467,14 @@ def markdown(report: dict[str, Any]) -> str:
             f"{r['hybrid']['p50_ms']} / {r['hybrid']['p95_ms']} | {r['recall_at_10']} | "
             f"{'; '.join(r['indexes'])} |"
         )
+    for r in report["runs"]:
+        if "upload_s" in r:
+            lines.append(
+                f"\n{r['where']}, {r['chunks']:,} chunks: written and indexed on a local disk "
+                f"(the write and index seconds above), then its files uploaded in "
+                f"{r['upload_s']} s; {r.get('queries', report['queries'])} questions ran "
+                "against the uploaded copy."
+            )
     swept = [r for r in report["runs"] if r.get("nprobes_sweep")]
     if swept:
         lines += [

@@ -346,7 +346,7 @@ def main() -> None:
         "seconds, not milliseconds",
     )
     parser.add_argument(
-        "--no-sweep", action="store_true", help="skip the nprobes sweep (four more passes)"
+        "--no-sweep", action="store_true", help="skip the nprobes sweep (a pass per NPROBES value)"
     )
     parser.add_argument("--chunks-per-doc", type=int, default=5_000)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "scale_query.md")

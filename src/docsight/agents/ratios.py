@@ -359,15 +359,21 @@ _FILL = r"[\s|:;$.·…_]*(?:\(\d\)\s*)?[\s|:;$.·…_]*"
 _HEADER_YEARS = re.compile(r"\b(?:19|20)\d{2}\b")
 
 
-def _line_pattern(label: str) -> re.Pattern[str]:
+def _label(label: str) -> str:
+    """A line's label as a regex: capitalised as filings print it, any whitespace between its
+    words, either apostrophe."""
     first, rest = label[0], label[1:]
     words = r"\s+".join(re.escape(w) for w in rest.split(" "))
     words = words.replace("'", "['’]").replace("’", "['’]")
+    return rf"(?-i:{re.escape(first.upper())})(?i:{words})"
+
+
+def _line_pattern(label: str) -> re.Pattern[str]:
     # A line's label starts a line, a table cell or follows the previous line's numbers (text
     # read from a picture runs lines together), and filings capitalise it: "decrease in
     # inventories 507 (1,854)" on a cash-flow statement is not the Inventories line.
     return re.compile(
-        rf"(?:^|(?<=[\n|])|(?<=[\d)—:]\s))\s*(?-i:{re.escape(first.upper())})(?i:{words})"
+        rf"(?:^|(?<=[\n|])|(?<=[\d)—:]\s))\s*{_label(label)}"
         rf"{_FILL}((?:{_NUM})(?:[\s|;$]+(?:{_NUM})){{1,3}})(?![\w%])",
         re.I | re.M,
     )
@@ -380,12 +386,9 @@ def _trailing_pattern(label: str) -> re.Pattern[str]:
     """A total line whose label text read from a picture puts after its figures ("Goodwill
     9,764 9,762 $ 19,845 $ 17,890 Total assets"): the label right after a run of dollar-marked
     numbers and ending the line, a sentence or the text (it heads nothing that follows)."""
-    first, rest = label[0], label[1:]
-    words = r"\s+".join(re.escape(w) for w in rest.split(" "))
-    words = words.replace("'", "['’]").replace("’", "['’]")
     dollar = r"\$\s?\(?-?\d[\d,]*(?:\.\d+)?\)?"
     return re.compile(
-        rf"((?:{dollar})(?:\s+(?:{dollar})){{1,3}})\s+(?-i:{re.escape(first.upper())})(?i:{words})"
+        rf"((?:{dollar})(?:\s+(?:{dollar})){{1,3}})\s+{_label(label)}"
         rf"(?=\s*(?:[.;]|$|\s+(?-i:[A-Z])))",
         re.I | re.M,
     )

@@ -53,8 +53,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from _machine import load_average, machine  # noqa: E402
+
+from fixtures.stored import paragraph_document  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "mmlongbench-dev"
 DEFAULT_BASE = ROOT / ".docsight-eval"
@@ -82,58 +85,6 @@ def base_material(collection: Path) -> tuple[list[str], np.ndarray, str, int]:
     return texts, vectors, fingerprint or "unknown", int(dim or vectors.shape[1])
 
 
-def _document(doc_id: str, name: str, texts: list[str]) -> tuple[Any, list[Any]]:
-    """A stored document of one element and chunk per text, ten texts a page."""
-    from docsight.document.chunk import Chunk
-    from docsight.document.model import (
-        Document,
-        Element,
-        ElementKind,
-        Page,
-        ParsedDocument,
-        Section,
-    )
-
-    section = Section(id=f"s-{doc_id}", title="Synthetic", level=1, page=0, order=0)
-    elements = [
-        Element(
-            id=f"{doc_id[-8:]}{i:024x}",
-            kind=ElementKind.PARAGRAPH,
-            text=text,
-            page=i // 10,
-            order=i,
-            section_id=section.id,
-        )
-        for i, text in enumerate(texts)
-    ]
-    document = Document(
-        id=doc_id,
-        name=name,
-        source=f"/synthetic/{name}",
-        media_type="text/plain",
-        sha256=(doc_id * 2)[:64],
-        parser="synthetic/1",
-        pages=[Page(index=p) for p in range((len(texts) + 9) // 10)],
-        sections=[section],
-        elements=elements,
-    )
-    chunks = [
-        Chunk(
-            id=f"{doc_id[-8:]}{i:024x}",
-            doc_id=doc_id,
-            doc_name=name,
-            text=e.text,
-            body=e.text,
-            element_ids=[e.id],
-            pages=[e.page],
-            page=e.page,
-            order=i,
-        )
-        for i, e in enumerate(elements)
-    ]
-    return ParsedDocument(document=document), chunks
-
-
 def build(
     where: str,
     size: int,
@@ -158,7 +109,14 @@ def build(
         moved = vectors[pick] + rng.normal(scale=NOISE, size=(n, vectors.shape[1]))
         moved = (moved / np.linalg.norm(moved, axis=1, keepdims=True)).astype(np.float32)
         doc_id = f"{d:032x}"
-        parsed, chunks = _document(doc_id, f"synthetic-{d:05d}.txt", [texts[i] for i in pick])
+        parsed, chunks = paragraph_document(
+            doc_id,
+            f"synthetic-{d:05d}.txt",
+            [texts[i] for i in pick],
+            per_page=10,
+            title="Synthetic",
+            parser="synthetic/1",
+        )
         store.put_document(parsed, chunks, moved, "synthetic/1")
         written.append(moved)
         if d % 20 == 0:

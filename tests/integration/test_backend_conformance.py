@@ -13,8 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docsight.document.chunk import Chunk
-from docsight.document.model import Document, Element, ElementKind, Page, ParsedDocument, Section
 from docsight.graph import make_graph
 from docsight.index import STORES
 from docsight.index.base import Store
@@ -25,49 +23,13 @@ from docsight.retrieval.rerank_llm import LLMReranker
 from docsight.settings import GraphSettings
 from fixtures.fake_llm import FakeLLM, error, ok
 from fixtures.llm_fixtures import llm_settings
+from fixtures.stored import paragraph_document
 
 DIM = 8
 
 
-def _document(doc_id: str, name: str, words: list[str]) -> tuple[ParsedDocument, list[Chunk]]:
-    section = Section(id=f"s-{doc_id}", title="1 Overview", level=1, page=0, order=0)
-    elements = [
-        Element(
-            id=f"{doc_id[:8]}{i:024x}",
-            kind=ElementKind.PARAGRAPH,
-            text=f"The {word} section explains {word} in detail.",
-            page=i,
-            order=i,
-            section_id=section.id,
-        )
-        for i, word in enumerate(words)
-    ]
-    document = Document(
-        id=doc_id,
-        name=name,
-        source=f"/data/{name}",
-        media_type="text/plain",
-        sha256=doc_id * 2,
-        parser="test/1",
-        pages=[Page(index=i) for i in range(len(words))],
-        sections=[section],
-        elements=elements,
-    )
-    chunks = [
-        Chunk(
-            id=f"{doc_id[:4]}{i:028x}",
-            doc_id=doc_id,
-            doc_name=name,
-            text=e.text,
-            body=e.text,
-            element_ids=[e.id],
-            pages=[e.page],
-            page=e.page,
-            order=i,
-        )
-        for i, e in enumerate(elements)
-    ]
-    return ParsedDocument(document=document), chunks
+def _sentences(words: list[str]) -> list[str]:
+    return [f"The {word} section explains {word} in detail." for word in words]
 
 
 def _vectors(n: int, seed: int) -> np.ndarray:
@@ -83,7 +45,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 
 def _put(store: Store, doc_id: str, name: str, words: list[str], seed: int) -> None:
-    parsed, chunks = _document(doc_id, name, words)
+    parsed, chunks = paragraph_document(doc_id, name, _sentences(words))
     vectors = _vectors(len(chunks), seed)
     graph = make_graph(parsed.document, chunks, vectors, GraphSettings(evolution="lite"))
     store.put_document(parsed, chunks, vectors, "test/1", graph)
@@ -130,7 +92,7 @@ def test_store_hides_uncommitted_graph_rows(store: Store) -> None:
     _put(store, "a" * 32, "alpha.txt", ["pumps", "valves"], 1)
     # A crash between the children and the documents row leaves nodes of an uncommitted
     # document: reads must not see them, and recover removes them.
-    parsed, chunks = _document("c" * 32, "gamma.txt", ["valves", "gauges"])
+    parsed, chunks = paragraph_document("c" * 32, "gamma.txt", _sentences(["valves", "gauges"]))
     vectors = _vectors(2, 3)
     graph = make_graph(parsed.document, chunks, vectors, GraphSettings())
     documents = store._table("documents")  # type: ignore[attr-defined]

@@ -217,6 +217,9 @@ def test_each_mode_runs_end_to_end_with_the_local_model(
     llm = local_llm.llm_settings(max_tokens=96, cache=False, timeout=120, budget=600)
     settings = Settings(llm=llm)
     settings.answer.mode_seconds = 600
+    # A short readout and one round: every step still runs, on a quarter of the prompt.
+    settings.answer.context_tokens = 800
+    settings.answer.max_rounds = 1
     answer = DocSight(demo_collection, settings=settings).ask(COMPARISON, mode=mode)
     assert answer.strategy == mode and answer.answer.strip()
     steps = kinds(answer)

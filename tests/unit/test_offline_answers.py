@@ -192,6 +192,19 @@ def test_a_name_of_several_words_is_absent_only_when_all_of_them_are() -> None:
     assert absent_names(names, absent) == ["department of science", "2022"]
 
 
+def test_a_name_with_a_code_the_document_never_prints_is_absent() -> None:
+    from docsight.agents.question import absent_names, named_words
+
+    names = named_words("What is the market name for EPS Code AR03?")
+    assert names == ("eps code ar03",)
+    # "eps" and "code" are printed, "ar03" is not: the market is not in this document.
+    assert absent_names(names, {"ar03"}) == ["eps code ar03"]
+    # The code is printed: the name is mentioned, even though "eps" is not.
+    assert absent_names(names, {"eps"}) == []
+    # A year is not a code, and a word of letters only is matched loosely as before.
+    assert absent_names(["fiscal 2021 review"], {"2021"}) == []
+
+
 def test_words_absent_probes_the_full_text_index_per_word_part() -> None:
     from docsight.retrieval.locate import words_absent
 

@@ -224,10 +224,24 @@ def named_words(question: str) -> tuple[str, ...]:
 _JOINERS = frozenset(("of", "and", "for"))
 
 
+#: A code: letters and digits in one word ("ar03", "gs5002", "t200"), not a year.
+_CODE_WORD = re.compile(r"(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]+")
+
+
 def absent_names(names: Sequence[str], absent_words: Collection[str]) -> list[str]:
-    """The names (``named_words``) none of whose words a document mentions, given the words it
-    does not (``absent_words``)."""
-    return [n for n in names if all(w in absent_words for w in n.split() if w not in _JOINERS)]
+    """The names (``named_words``) a document does not mention, given the words it does not
+    (``absent_words``): none of their words, or one of their codes.
+
+    The other words of a name may be paraphrased or printed only in a picture ("English
+    Channel" where the text says "the Channel"), but a code is an identifier, matched exactly
+    or not at all: a manual that never prints "AR03" does not describe market "EPS Code AR03",
+    however often it says "code"."""
+    return [
+        n
+        for n in names
+        if all(w in absent_words for w in n.split() if w not in _JOINERS)
+        or any(_CODE_WORD.fullmatch(w) and w in absent_words for w in n.split())
+    ]
 
 
 _ORDINAL_QUARTER = {"first": "1", "second": "2", "third": "3", "fourth": "4"}

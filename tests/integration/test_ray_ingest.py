@@ -280,3 +280,37 @@ def test_killed_ray_workers_cost_a_retry_or_one_file_and_check_passes(
     )
     assert checked.exit_code == 0, checked.output
     assert json.loads(checked.output)["ok"] is True
+
+
+def _most_at_once(stamps: Path) -> int:
+    """The most parses that ran at the same moment, from their ``start end`` lines."""
+    spans = [tuple(map(float, line.split())) for line in stamps.read_text().splitlines()]
+    return max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans)
+
+
+@pytest.mark.parametrize("workers", [1, 0])
+def test_ingest_workers_bounds_the_parse_tasks_at_once(
+    cluster: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    workers: int,
+) -> None:
+    """DOCSIGHT_INGEST_WORKERS=1 runs one parse task at a time on the 2-CPU cluster; unset
+    (0), the cluster's two CPUs run two (which shows the test can see overlap)."""
+    monkeypatch.setattr(PARSERS, "_entries", dict(PARSERS._entries))
+    PARSERS.register(TEXT, TARGET, description="test: stamps its parse")
+    stamps = tmp_path / "stamps"
+    folder = tmp_path / "files"
+    folder.mkdir()
+    for i in range(4):
+        (folder / f"f{i}.txt").write_text(f"STAMP {stamps}\n\nFile {i} of the workers test.\n")
+    monkeypatch.setenv("DOCSIGHT_INGEST_WORKERS", str(workers))
+    settings = Settings(ingest={"engine": "ray", "isolation": "none"})
+    assert settings.ingest.workers == workers
+    report = DocSight(tmp_path / "col", settings=settings).ingest([folder])
+    assert report.counts()["added"] == 4
+    assert _most_at_once(stamps) == (1 if workers else 2)
+    # The placement group that bounded the tasks is gone with the ingest.
+    from ray.util import placement_group_table
+
+    assert all(g["state"] == "REMOVED" for g in placement_group_table().values())

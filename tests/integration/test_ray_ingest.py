@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -29,6 +31,7 @@ from typer.testing import CliRunner
 from docsight import DocSight, Settings
 from docsight.cli.main import app
 from docsight.errors import CollectionLeasedError
+from docsight.index.lease import LEASE_NAME
 from docsight.ingest.ray_engine import ACTOR_PREFIX
 from docsight.ingest.report import IngestProgress
 from docsight.parsers import PARSERS
@@ -74,9 +77,6 @@ class Pair:
 
 
 def _demo_corpus(folder: Path) -> Path:
-    import subprocess
-    import sys
-
     subprocess.run(
         [sys.executable, str(REPO / "scripts" / "make_sample_corpus.py"), str(folder)],
         check=True,
@@ -282,6 +282,15 @@ def test_killed_ray_workers_cost_a_retry_or_one_file_and_check_passes(
     assert json.loads(checked.output)["ok"] is True
 
 
+@ray.remote(num_cpus=1)
+def _warm(path: tuple[str, ...]) -> None:
+    sys.path.extend(p for p in path if p not in sys.path)
+    import docsight.ingest.worker  # noqa: F401
+    import fixtures.stall_parser  # noqa: F401
+
+    time.sleep(0.5)
+
+
 def _most_at_once(stamps: Path) -> int:
     """The most parses that ran at the same moment, from their ``start end`` lines."""
     spans = [tuple(map(float, line.split())) for line in stamps.read_text().splitlines()]
@@ -304,6 +313,9 @@ def test_ingest_workers_bounds_the_parse_tasks_at_once(
     folder.mkdir()
     for i in range(4):
         (folder / f"f{i}.txt").write_text(f"STAMP {stamps}\n\nFile {i} of the workers test.\n")
+    # Two Ray workers with docsight imported, started side by side, so either can take a
+    # parse at once: a cold worker's start (seconds on a busy machine) would hide the overlap.
+    ray.get([_warm.remote(tuple(sys.path)) for _ in range(2)])
     monkeypatch.setenv("DOCSIGHT_INGEST_WORKERS", str(workers))
     settings = Settings(ingest={"engine": "ray", "isolation": "none"})
     assert settings.ingest.workers == workers
@@ -314,3 +326,99 @@ def test_ingest_workers_bounds_the_parse_tasks_at_once(
     from ray.util import placement_group_table
 
     assert all(g["state"] == "REMOVED" for g in placement_group_table().values())
+
+
+#: The `docsight` command, with the test parser registered first (a driver process of its own).
+_DRIVER = (
+    "import sys; from docsight.parsers import PARSERS; from docsight.parsers.sniff import TEXT; "
+    "from fixtures.stall_parser import TARGET; PARSERS.register(TEXT, TARGET, description='test'); "
+    "from docsight.cli.main import main; sys.argv[0] = 'docsight'; main()"
+)
+
+
+def test_a_driver_killed_mid_ingest_leaves_nothing_half_visible_and_the_next_ingest_recovers(
+    cluster: Any,
+    s3: S3Endpoint,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "files"
+    folder.mkdir()
+    body = "Forklifts are charged overnight in bay four; the charger log is checked each morning."
+    for name in ("a", "b"):
+        (folder / f"{name}.txt").write_text(f"File {name}.\n\n{body}\n")
+    started = tmp_path / "stalls.pids"
+    for name in ("c", "d"):  # these stall in their parse, so the ingest is still going
+        (folder / f"{name}.txt").write_text(f"STALL {started}\n\nFile {name}.\n\n{body}\n")
+    uri = f"s3://{s3.bucket('driver')}/team/col"
+    work_dir = tmp_path / "work"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO / "tests")]),
+        "DOCSIGHT_WORK_DIR": str(work_dir),
+        "DOCSIGHT_LEASE_SECONDS": "2",  # a dead driver's lease expires 2 s after its renewal
+        # Parsing inside the Ray workers saves starting supervised workers; the driver is the
+        # process killed here, and its rows are written the same way either way.
+        "DOCSIGHT_INGEST_ISOLATION": "none",
+    }
+    address = ray.get_runtime_context().gcs_address  # the module's cluster
+    command = ["ingest", str(folder), "-c", uri, "--engine", "ray", "--address", address]
+    driver = subprocess.Popen(
+        [sys.executable, "-c", _DRIVER, *command],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    reader = DocSight(uri, settings=Settings(work_dir=work_dir))
+    try:
+        deadline = time.monotonic() + 90
+        # Killed once a file is stored and a stalled one is being parsed: mid-ingest.
+        while not (started.exists() and _stored(reader)):
+            assert driver.poll() is None and time.monotonic() < deadline, "no mid-ingest moment"
+            time.sleep(0.1)
+        driver.send_signal(signal.SIGKILL)
+        assert driver.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+    # What a reader sees: whole documents only, and the dead driver's lease still in place.
+    seen = reader.documents()
+    assert 1 <= len(seen) < 4
+    for doc in seen:
+        assert len(reader.store.document_chunks(doc.id)) == doc.chunks > 0
+    bucket = uri.split("/")[2]
+    assert f"team/col/{LEASE_NAME}" in s3.keys(bucket, "team/col/")
+    with pytest.raises(CollectionLeasedError):  # still held: it has not expired yet
+        DocSight(uri, settings=Settings(work_dir=work_dir, lock_timeout=0)).ingest([folder])
+
+    # The next ingest waits out the lease, takes it over and stores the rest (with the killed
+    # driver's parsers: a file stored by another parser would be parsed again, not skipped).
+    monkeypatch.setattr(PARSERS, "_entries", dict(PARSERS._entries))
+    PARSERS.register(TEXT, TARGET, description="test: stalls on command")
+    plain = Settings(
+        work_dir=work_dir,
+        lock_timeout=30,
+        lease_seconds=2,
+        ingest={"engine": "ray", "isolation": "none"},
+    )
+    waited = time.monotonic()
+    report = DocSight(uri, settings=plain).ingest([folder])
+    assert time.monotonic() - waited < 30
+    counts = report.counts()
+    assert counts["failed"] == 0 and counts["added"] + counts["skipped"] == 4
+    assert counts["skipped"] == len(seen)
+    stored = DocSight(uri, settings=Settings(work_dir=work_dir)).documents()
+    assert sorted(d.name for d in stored) == ["a.txt", "b.txt", "c.txt", "d.txt"]
+    checked = runner.invoke(
+        app, ["check", "--collection", uri, "--json"], env={"DOCSIGHT_WORK_DIR": str(work_dir)}
+    )
+    assert checked.exit_code == 0, checked.output
+    assert json.loads(checked.output)["ok"] is True
+
+
+def _stored(reader: DocSight) -> bool:
+    try:
+        return bool(reader.documents())
+    except Exception:  # no collection yet: the first commit has not landed
+        return False

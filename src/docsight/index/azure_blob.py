@@ -128,15 +128,15 @@ def azure_settings() -> AzureSettings:
         if key is None and account == EMULATOR_ACCOUNT:
             key = EMULATOR_KEY
         return AzureSettings(account, f"{base}/{account}", key=key, emulator=True)
-    account = _env("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT")
-    if not account:
+    named = _env("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT")
+    if not named:
         raise ConfigurationError(
             "an az:// collection needs the storage account: set AZURE_STORAGE_ACCOUNT_NAME "
             f"(the settings read: {SETTINGS_HINT})"
         )
-    endpoint = _env("AZURE_STORAGE_ENDPOINT") or f"https://{account}.blob.core.windows.net"
+    endpoint = _env("AZURE_STORAGE_ENDPOINT") or f"https://{named}.blob.core.windows.net"
     return AzureSettings(
-        account,
+        named,
         endpoint.rstrip("/"),
         key=_env("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_KEY"),
         sas_token=(_env("AZURE_STORAGE_SAS_TOKEN") or "").lstrip("?") or None,

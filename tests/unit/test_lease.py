@@ -209,3 +209,14 @@ def test_an_azure_lease_needs_an_account_and_a_key(
         monkeypatch.delenv(key, raising=False)
     with pytest.raises(ConfigurationError, match="AZURE_STORAGE_SAS_TOKEN"):
         WriterLease(where)
+
+
+def test_a_lease_removed_behind_its_writers_back_is_released_quietly(
+    where: RemoteLocation, caplog: pytest.LogCaptureFixture
+) -> None:
+    lease = WriterLease(where, holder="writer").acquire()
+    where.delete(LEASE_NAME)  # an operator cleaned up by hand
+    with caplog.at_level("WARNING", logger="docsight.index.lease"):
+        lease.release()
+    assert not caplog.records
+    assert not where.is_file(LEASE_NAME)

@@ -234,7 +234,10 @@ class _AzureStore:
         return _Stored(response.body, str(headers["etag"]), renewed, now)
 
     def delete(self, etag: str) -> None:
-        self._check(self._blob.request("DELETE", {"If-Match": etag}), (202,))
+        response = self._blob.request("DELETE", {"If-Match": etag})
+        if response.status == 404 and response.error_code == "BlobNotFound":
+            raise _Conflict(response.error_code)  # gone already: not ours to delete any more
+        self._check(response, (202,))
 
     def error(self, exc: Exception) -> RemoteStorageError:
         from docsight.index.azure_blob import SETTINGS_HINT

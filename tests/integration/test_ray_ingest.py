@@ -443,6 +443,11 @@ def test_a_driver_killed_mid_ingest_leaves_nothing_half_visible_and_the_next_ing
     assert f"team/col/{LEASE_NAME}" in s3.keys(bucket, "team/col/")
     with pytest.raises(CollectionLeasedError):  # still held: it has not expired yet
         DocSight(uri, settings=Settings(work_dir=work_dir, lock_timeout=0)).ingest([folder])
+    # Ray ends the dead driver's job: the task still holding c's parse gives its CPU back.
+    deadline = time.monotonic() + 30
+    while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ray.available_resources().get("CPU", 0) == 2
 
     # The next ingest waits out the lease, takes it over and stores the rest (with the killed
     # driver's parsers: a file stored by another parser would be parsed again, not skipped).

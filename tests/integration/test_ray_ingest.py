@@ -355,7 +355,7 @@ def test_ingest_workers_bounds_the_parse_tasks_at_once(
     stamps = tmp_path / "stamps"
     folder = tmp_path / "files"
     folder.mkdir()
-    for i in range(4):
+    for i in range(6):
         (folder / f"f{i}.txt").write_text(f"STAMP {stamps}\n\nFile {i} of the workers test.\n")
     # Two Ray workers with docsight imported, started side by side, so either can take a
     # parse at once: a cold worker's start (seconds on a busy machine) would hide the overlap.
@@ -364,13 +364,13 @@ def test_ingest_workers_bounds_the_parse_tasks_at_once(
     settings = Settings(ingest={"engine": "ray", "isolation": "none"})
     assert settings.ingest.workers == workers
     remote = DocSight(tmp_path / "col", settings=settings)
-    assert remote.ingest([folder]).counts()["added"] == 4
+    assert remote.ingest([folder]).counts()["added"] == 6
     most, nodes = _stamps(stamps)
     assert most == (1 if workers else 2)
     if not workers:
         assert len(nodes) == 2 and "-" not in nodes  # two at once: one on each node
         local = DocSight(tmp_path / "local", settings=Settings(ingest={"isolation": "none"}))
-        assert local.ingest([folder]).counts()["added"] == 4
+        assert local.ingest([folder]).counts()["added"] == 6
         assert _assert_same_rows(local, remote) > 4
     # The placement group that bounded the tasks is gone with the ingest.
     from ray.util import placement_group_table

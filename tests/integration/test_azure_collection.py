@@ -27,6 +27,7 @@ from fixtures.pdfgen import make_two_column
 
 QUERIES = ["how much does the team plan cost per month", "warranty returns", "error E42 licence"]
 runner = CliRunner()
+pytestmark = pytest.mark.slow
 
 
 @dataclass

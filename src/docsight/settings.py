@@ -279,7 +279,9 @@ class IngestSettings(_Settings):
     #: ``process`` (default): parse in worker processes under the limits below; ``none``: parse
     #: in the calling process without limits (debugging, tests that patch parsers).
     isolation: Literal["process", "none"] = "process"
-    #: Parallel worker processes; 0 picks ``min(2, cpu count)``.
+    #: Parallel worker processes; 0 picks ``min(2, cpu count)``. With ``engine = "ray"``: parse
+    #: tasks run at once on the cluster (a placement group of that many CPUs); 0 there means
+    #: the cluster's CPUs.
     workers: int = Field(default=0, ge=0, le=64)
     #: Wall-clock seconds one file may take to parse, read by OCR, describe and chunk ...
     timeout_s: float = Field(default=120.0, gt=0)

@@ -1,4 +1,8 @@
-"""The writer lease of a remote collection, against a loopback S3 endpoint (moto)."""
+"""The writer lease of a remote collection, against loopback S3 (moto) and Azure Blob (Azurite).
+
+Every semantic test runs on both stores: the lease is the same protocol over each one's
+conditional writes.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from docsight.errors import CollectionLeasedError, CollectionLockedError
+from docsight.errors import (
+    CollectionLeasedError,
+    CollectionLockedError,
+    ConfigurationError,
+    RemoteStorageError,
+)
 from docsight.index.lease import LEASE_NAME, WriterLease
 from docsight.index.location import RemoteLocation
+from fixtures.azure_fixtures import AzureEndpoint, azure, azurite  # noqa: F401 (fixtures)
 from fixtures.s3_fixtures import S3Endpoint, moto_server, s3  # noqa: F401 (fixtures)
 
 #: Judge expiry without the production slack, so tests wait one second for it, not two
@@ -20,9 +30,13 @@ from fixtures.s3_fixtures import S3Endpoint, moto_server, s3  # noqa: F401 (fixt
 EXACT = timedelta(0)
 
 
-@pytest.fixture
-def where(s3: S3Endpoint, tmp_path: Path) -> RemoteLocation:  # noqa: F811
-    return RemoteLocation(f"s3://{s3.bucket('lease')}/team/col", tmp_path / "work")
+@pytest.fixture(params=["s3", "az"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> RemoteLocation:
+    if request.param == "s3":
+        bucket = request.getfixturevalue("s3").bucket("lease")
+    else:
+        bucket = request.getfixturevalue("azure").container("lease")
+    return RemoteLocation(f"{request.param}://{bucket}/team/col", tmp_path / "work")
 
 
 def _key(where: RemoteLocation) -> tuple[str, str]:
@@ -50,10 +64,7 @@ def test_one_of_two_racing_writers_gets_the_lease(where: RemoteLocation) -> None
     assert all(r is None or r.holder == holder for r in results)  # type: ignore[attr-defined]
 
 
-def test_a_held_lease_is_refused_with_who_since_and_until(
-    s3: S3Endpoint,  # noqa: F811
-    where: RemoteLocation,
-) -> None:
+def test_a_held_lease_is_refused_with_who_since_and_until(where: RemoteLocation) -> None:
     first = WriterLease(where, holder="builder-7:4242", ttl=30).acquire()
     try:
         second = WriterLease(where, holder="other:1", ttl=30, wait=0.3)
@@ -67,8 +78,7 @@ def test_a_held_lease_is_refused_with_who_since_and_until(
         assert caught.value.code == "collection_leased"
     finally:
         first.release()
-    bucket, key = _key(where)
-    assert s3.keys(bucket, key) == []  # released: the object is gone
+    assert not where.is_file(LEASE_NAME)  # released: the object is gone
     again = WriterLease(where, wait=0).acquire()
     again.release()
 
@@ -121,19 +131,14 @@ def test_a_writer_that_stalled_past_its_expiry_learns_it_lost_the_lease(
     thief.release()
 
 
-def test_a_garbled_lease_object_expires_like_any_other(
-    s3: S3Endpoint,  # noqa: F811
-    where: RemoteLocation,
-) -> None:
-    bucket, key = _key(where)
-    s3.client.put_object(Bucket=bucket, Key=key, Body=b"not json")
+def test_a_garbled_lease_object_expires_like_any_other(where: RemoteLocation) -> None:
+    where.write_bytes(LEASE_NAME, b"not json")
     current = WriterLease(where, ttl=30).try_acquire()
     assert current is not None and current.holder == "an unknown writer"
     time.sleep(1.05)
     lease = WriterLease(where, ttl=1, wait=0, slack=EXACT)
     lease.acquire()
-    body = s3.client.get_object(Bucket=bucket, Key=key)["Body"].read()
-    assert json.loads(body)["holder"] == lease.holder
+    assert json.loads(where.read_bytes(LEASE_NAME))["holder"] == lease.holder
     lease.release()
 
 
@@ -156,9 +161,62 @@ class _NoConditionalDeletes:
 
 def test_a_store_without_conditional_deletes_still_gets_its_lease_released(
     s3: S3Endpoint,  # noqa: F811
-    where: RemoteLocation,
+    tmp_path: Path,
 ) -> None:
+    where = RemoteLocation(f"s3://{s3.bucket('lease')}/team/col", tmp_path / "work")
     lease = WriterLease(where, client=_NoConditionalDeletes(s3.client)).acquire()
     lease.release()
     bucket, key = _key(where)
     assert s3.keys(bucket, key) == []
+
+
+def test_an_unreachable_or_wrong_azure_store_is_a_clear_error(
+    azure: AzureEndpoint,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No such container: the lease names the settings to check, not a traceback.
+    missing = RemoteLocation("az://no-such-container/col", tmp_path / "work")
+    with pytest.raises(RemoteStorageError, match="ContainerNotFound") as caught:
+        WriterLease(missing, wait=0).acquire()
+    assert "AZURE_STORAGE_ACCOUNT_NAME" in caught.value.message
+    # A wrong key: the service refuses the signature.
+    where = RemoteLocation(f"az://{azure.container('lease')}/col", tmp_path / "work")
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_KEY", "d3Jvbmcga2V5")
+    with pytest.raises(RemoteStorageError, match="HTTP 403"):
+        WriterLease(where, wait=0).acquire()
+    # Nothing listening at the endpoint.
+    monkeypatch.delenv("AZURE_STORAGE_ACCOUNT_KEY")
+    monkeypatch.setenv("AZURITE_BLOB_STORAGE_URL", "http://127.0.0.1:9")
+    with pytest.raises(RemoteStorageError, match="cannot use the writer lease"):
+        WriterLease(where, wait=0).acquire()
+
+
+def test_an_azure_lease_needs_an_account_and_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in (
+        "AZURE_STORAGE_USE_EMULATOR",
+        "AZURE_STORAGE_ACCOUNT_NAME",
+        "AZURE_STORAGE_ACCOUNT",
+    ):
+        monkeypatch.delenv(key, raising=False)
+    where = RemoteLocation("az://container/col", tmp_path / "work")
+    with pytest.raises(ConfigurationError, match="AZURE_STORAGE_ACCOUNT_NAME"):
+        WriterLease(where)
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_NAME", "acct")
+    for key in ("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(ConfigurationError, match="AZURE_STORAGE_SAS_TOKEN"):
+        WriterLease(where)
+
+
+def test_a_lease_removed_behind_its_writers_back_is_released_quietly(
+    where: RemoteLocation, caplog: pytest.LogCaptureFixture
+) -> None:
+    lease = WriterLease(where, holder="writer").acquire()
+    where.delete(LEASE_NAME)  # an operator cleaned up by hand
+    with caplog.at_level("WARNING", logger="docsight.index.lease"):
+        lease.release()
+    assert not caplog.records
+    assert not where.is_file(LEASE_NAME)

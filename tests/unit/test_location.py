@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,34 @@ def test_storage_options_come_from_the_standard_aws_variables(
         RemoteLocation("s3://b/c", Path("/tmp/x")).fs  # noqa: B018
 
 
+def test_storage_options_come_from_the_standard_azure_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for key in [k for k in os.environ if k.startswith(("AZURE_", "AZURITE_"))]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT", "acct")  # the Azure CLI's name
+    monkeypatch.setenv("AZURE_STORAGE_KEY", "a2V5")
+    where = RemoteLocation("az://box/col", Path("/tmp/x"))
+    assert where.storage_options() == {
+        "azure_storage_account_name": "acct",
+        "azure_storage_account_key": "a2V5",
+    }
+    from docsight.index.azure_blob import azure_settings
+
+    assert azure_settings().service_url == "https://acct.blob.core.windows.net"
+    # The emulator: the well-known account and key, at AZURITE_BLOB_STORAGE_URL.
+    monkeypatch.delenv("AZURE_STORAGE_ACCOUNT")
+    monkeypatch.delenv("AZURE_STORAGE_KEY")
+    monkeypatch.setenv("AZURE_STORAGE_USE_EMULATOR", "true")
+    monkeypatch.setenv("AZURITE_BLOB_STORAGE_URL", "http://127.0.0.1:10999/")
+    emulated = azure_settings()
+    assert emulated.service_url == "http://127.0.0.1:10999/devstoreaccount1"
+    assert emulated.path_style and emulated.key
+    options = where.storage_options()
+    assert options["azure_storage_use_emulator"] == "true"
+    assert options["azure_storage_account_name"] == "devstoreaccount1"
+
+
 def test_writing_where_no_lease_exists_names_the_setting(tmp_path: Path) -> None:
     with pytest.raises(RemoteUnsupportedError, match="DOCSIGHT_REMOTE_LOCK=none") as caught:
         WriterLease(RemoteLocation("gs://bucket/col", tmp_path))
@@ -116,7 +145,7 @@ def test_the_writer_guard_of_a_remote_collection(tmp_path: Path) -> None:
     settings = Settings(work_dir=tmp_path / "work")
     assert isinstance(DocSight("s3://bucket/col", settings=settings)._writer_lock(), WriterLease)
     with pytest.raises(RemoteUnsupportedError, match="DOCSIGHT_REMOTE_LOCK"):
-        DocSight("az://container/col", settings=settings)._writer_lock()
+        DocSight("gs://bucket/col", settings=settings)._writer_lock()
     unguarded = settings.model_copy(update={"remote_lock": "none"})
     assert isinstance(DocSight("gs://bucket/col", settings=unguarded)._writer_lock(), NoGuard)
     # Nothing local is created for a remote collection until something is cached.

@@ -10,7 +10,11 @@ again with ``If-Match``, so two writers can never both take over the same stale 
 
 Expiry is judged on the storage server's clock (the object's ``Last-Modified`` against the
 ``Date`` of the response), so writers on machines whose clocks disagree still agree on it.
-Conditional writes are S3's; other schemes are refused with the setting that opts out.
+
+The protocol needs three conditional requests of the store: create only if absent, overwrite
+only if the ETag matches, delete only if the ETag matches. S3 (through boto3) and Azure Blob
+(its REST API, ``docsight.index.azure_blob``) have them; ``gs://`` is refused with the setting
+that opts out (docs/scale.md says why).
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from docsight.errors import (
     CollectionLeasedError,
+    ConfigurationError,
     MissingDependencyError,
     RemoteStorageError,
     RemoteUnsupportedError,
@@ -78,42 +83,35 @@ def _stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-class WriterLease:
-    """A lease on ``location``; use as ``acquire()`` … ``release()`` (the writer lock's API)."""
+class _Conflict(Exception):
+    """A precondition failed: the lease exists (create) or is not the ETag given (overwrite)."""
 
-    def __init__(
-        self,
-        location: RemoteLocation,
-        *,
-        ttl: float = 60.0,
-        wait: float = 30.0,
-        holder: str | None = None,
-        client: Any = None,
-        slack: timedelta = _SLACK,
-    ) -> None:
-        if location.scheme != "s3":
-            raise RemoteUnsupportedError(
-                f"collection {location.uri}: writing needs a writer lease, which docsight takes "
-                "with S3's conditional writes; a lease for "
-                f"{location.scheme}:// is not built yet. Set DOCSIGHT_REMOTE_LOCK=none to write "
-                "without a guard (only when no other writer can run at the same time)"
-            )
+
+@dataclass(frozen=True)
+class _Stored:
+    body: bytes
+    etag: str
+    last_modified: datetime
+    #: The server's clock when it answered.
+    now: datetime
+
+
+class _LeaseStore(Protocol):
+    """The conditional requests the lease is built on, for one object of one store."""
+
+    def create(self, body: bytes) -> str: ...  # ETag; _Conflict when the object exists
+    def replace(self, body: bytes, etag: str) -> str: ...  # ETag; _Conflict on another ETag
+    def get(self) -> _Stored | None: ...
+    def delete(self, etag: str) -> None: ...  # _Conflict when the object is not that ETag
+    def error(self, exc: Exception) -> RemoteStorageError: ...
+
+
+class _S3Store:
+    def __init__(self, location: RemoteLocation, key: str, client: Any = None) -> None:
         self.location = location
-        self.ttl = float(ttl)
-        self.wait = float(wait)
-        self.holder = holder or holder_name()
-        self.slack = slack
+        self._bucket = location.bucket
+        self._key = key
         self._client = client
-        self._bucket, _, prefix = location.base.partition("/")
-        self._key = f"{prefix}/{LEASE_NAME}" if prefix else LEASE_NAME
-        self._etag: str | None = None
-        self._acquired: datetime | None = None
-        self._stop = threading.Event()
-        self._renewer: threading.Thread | None = None
-        #: Set when a renewal found the lease taken over (this writer stalled past its expiry).
-        self.lost = False
-
-    # --- S3 -------------------------------------------------------------------------------------
 
     @property
     def client(self) -> Any:
@@ -137,68 +135,220 @@ class WriterLease:
             )
         return self._client
 
-    def _body(self, acquired: datetime) -> bytes:
-        return json.dumps(
-            {"holder": self.holder, "acquired": acquired.isoformat(), "ttl": self.ttl}
-        ).encode()
-
-    def _put(self, **condition: str) -> str:
-        acquired = self._acquired or datetime.now(UTC)
-        response = self.client.put_object(
-            Bucket=self._bucket, Key=self._key, Body=self._body(acquired), **condition
-        )
+    def _put(self, body: bytes, **condition: str) -> str:
+        try:
+            response = self.client.put_object(
+                Bucket=self._bucket, Key=self._key, Body=body, **condition
+            )
+        except Exception as exc:
+            if _code(exc) in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
+                raise _Conflict from exc
+            raise
         return str(response["ETag"])
 
-    def read(self) -> LeaseHolder | None:
-        """The current lease (``None``: nobody holds one)."""
+    def create(self, body: bytes) -> str:
+        return self._put(body, IfNoneMatch="*")
+
+    def replace(self, body: bytes, etag: str) -> str:
+        return self._put(body, IfMatch=etag)
+
+    def get(self) -> _Stored | None:
         try:
             response = self.client.get_object(Bucket=self._bucket, Key=self._key)
         except Exception as exc:
             if _code(exc) in ("NoSuchKey", "404"):
                 return None
-            raise self._storage_error(exc) from exc
-        raw = response["Body"].read()
+            raise
         headers = response.get("ResponseMetadata", {}).get("HTTPHeaders", {})
-        renewed = response["LastModified"]
         now = parsedate_to_datetime(headers["date"]) if "date" in headers else datetime.now(UTC)
+        body = response["Body"].read()
+        return _Stored(body, str(response["ETag"]), response["LastModified"], now)
+
+    def delete(self, etag: str) -> None:
         try:
-            data = json.loads(raw)
+            self.client.delete_object(Bucket=self._bucket, Key=self._key, IfMatch=etag)
+        except Exception as exc:
+            if _code(exc) in ("PreconditionFailed", "412"):
+                raise _Conflict from exc
+            self._delete_unconditionally(etag, exc)
+
+    def _delete_unconditionally(self, etag: str, first: Exception) -> None:
+        """For a store without conditional deletes: delete the lease when it is still ours
+        (a narrow race with a takeover, which only happens once ours has expired)."""
+        try:
+            current = self.get()
+            if current is not None and current.etag == etag:
+                self.client.delete_object(Bucket=self._bucket, Key=self._key)
+        except Exception as exc:
+            # Left in place it expires after its ttl; the next writer then takes it over.
+            log.warning(
+                "could not release the writer lease of %s: %s (%s)", self.location.uri, exc, first
+            )
+
+    def error(self, exc: Exception) -> RemoteStorageError:
+        return RemoteStorageError(
+            f"cannot use the writer lease of {self.location.uri}: {exc}; check the S3 settings "
+            "(AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
+        )
+
+
+class _AzureStore:
+    """The lease blob on Azure Blob Storage: Put Blob with ``If-None-Match: *`` (409
+    ``BlobAlreadyExists`` when it exists) and ``If-Match`` (412 ``ConditionNotMet``)."""
+
+    def __init__(self, location: RemoteLocation, key: str) -> None:
+        from docsight.index.azure_blob import BlobClient, azure_settings
+
+        self.location = location
+        self._blob = BlobClient(azure_settings(), location.bucket, key)
+
+    def _check(self, response: Any, ok: tuple[int, ...]) -> Any:
+        if response.status in ok:
+            return response
+        if response.status in (409, 412) and response.error_code in (
+            "BlobAlreadyExists",
+            "ConditionNotMet",
+        ):
+            raise _Conflict(response.error_code)
+        raise RuntimeError(f"HTTP {response.status} {response.error_code or ''}".strip())
+
+    def _put(self, body: bytes, condition: dict[str, str]) -> str:
+        headers = {"x-ms-blob-type": "BlockBlob", "Content-Type": "application/json"}
+        response = self._check(self._blob.request("PUT", {**headers, **condition}, body), (201,))
+        return str(response.headers["etag"])
+
+    def create(self, body: bytes) -> str:
+        return self._put(body, {"If-None-Match": "*"})
+
+    def replace(self, body: bytes, etag: str) -> str:
+        return self._put(body, {"If-Match": etag})
+
+    def get(self) -> _Stored | None:
+        response = self._blob.request("GET")
+        if response.status == 404 and response.error_code == "BlobNotFound":
+            return None
+        self._check(response, (200,))
+        headers = response.headers
+        now = parsedate_to_datetime(headers["date"]) if "date" in headers else datetime.now(UTC)
+        renewed = parsedate_to_datetime(headers["last-modified"])
+        return _Stored(response.body, str(headers["etag"]), renewed, now)
+
+    def delete(self, etag: str) -> None:
+        response = self._blob.request("DELETE", {"If-Match": etag})
+        if response.status == 404 and response.error_code == "BlobNotFound":
+            raise _Conflict(response.error_code)  # gone already: not ours to delete any more
+        self._check(response, (202,))
+
+    def error(self, exc: Exception) -> RemoteStorageError:
+        from docsight.index.azure_blob import SETTINGS_HINT
+
+        return RemoteStorageError(
+            f"cannot use the writer lease of {self.location.uri}: {exc}; check the Azure "
+            f"settings ({SETTINGS_HINT})"
+        )
+
+
+def _store(location: RemoteLocation, key: str, client: Any) -> _LeaseStore:
+    if location.scheme == "s3":
+        return _S3Store(location, key, client)
+    if location.scheme == "az":
+        return _AzureStore(location, key)
+    raise RemoteUnsupportedError(
+        f"collection {location.uri}: writing needs a writer lease, which docsight takes with "
+        "conditional writes on S3 and Azure Blob; a lease for "
+        f"{location.scheme}:// is not built (no emulator to test it against here). Set "
+        "DOCSIGHT_REMOTE_LOCK=none to write without a guard (only when no other writer can "
+        "run at the same time)"
+    )
+
+
+class WriterLease:
+    """A lease on ``location``; use as ``acquire()`` … ``release()`` (the writer lock's API)."""
+
+    def __init__(
+        self,
+        location: RemoteLocation,
+        *,
+        ttl: float = 60.0,
+        wait: float = 30.0,
+        holder: str | None = None,
+        client: Any = None,
+        slack: timedelta = _SLACK,
+    ) -> None:
+        _, _, prefix = location.base.partition("/")
+        key = f"{prefix}/{LEASE_NAME}" if prefix else LEASE_NAME
+        # ``client``: an S3 client to use instead of one built from the AWS variables.
+        self._store = _store(location, key, client)
+        self.location = location
+        self.ttl = float(ttl)
+        self.wait = float(wait)
+        self.holder = holder or holder_name()
+        self.slack = slack
+        self._etag: str | None = None
+        self._acquired: datetime | None = None
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+        #: Set when a renewal found the lease taken over (this writer stalled past its expiry).
+        self.lost = False
+
+    def _body(self) -> bytes:
+        acquired = self._acquired or datetime.now(UTC)
+        return json.dumps(
+            {"holder": self.holder, "acquired": acquired.isoformat(), "ttl": self.ttl}
+        ).encode()
+
+    def read(self) -> LeaseHolder | None:
+        """The current lease (``None``: nobody holds one)."""
+        try:
+            stored = self._store.get()
+        except (ConfigurationError, MissingDependencyError):
+            raise
+        except Exception as exc:
+            raise self._store.error(exc) from exc
+        if stored is None:
+            return None
+        try:
+            data = json.loads(stored.body)
             holder = str(data["holder"])
             acquired = datetime.fromisoformat(data["acquired"])
             ttl = float(data["ttl"])
         except (ValueError, KeyError, TypeError):
             # Not written by us, or cut short: treat as a lease that expires a default ttl
             # after it was written, so a garbled object cannot block writers for ever.
-            holder, acquired, ttl = "an unknown writer", renewed, self.ttl
-        return LeaseHolder(holder, acquired, renewed, ttl, str(response["ETag"]), now, self.slack)
-
-    def _storage_error(self, exc: Exception) -> RemoteStorageError:
-        return RemoteStorageError(
-            f"cannot use the writer lease of {self.location.uri}: {exc}; check the S3 settings "
-            "(AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
+            holder, acquired, ttl = "an unknown writer", stored.last_modified, self.ttl
+        return LeaseHolder(
+            holder, acquired, stored.last_modified, ttl, stored.etag, stored.now, self.slack
         )
+
+    def _write(self, etag: str | None) -> bool:
+        """Create the lease (``etag`` None) or overwrite the one with ``etag``; False when the
+        precondition failed (somebody else's lease is there)."""
+        try:
+            body = self._body()
+            self._etag = (
+                self._store.create(body) if etag is None else self._store.replace(body, etag)
+            )
+            return True
+        except _Conflict:
+            return False
+        except (ConfigurationError, MissingDependencyError):
+            raise
+        except Exception as exc:
+            raise self._store.error(exc) from exc
 
     # --- the lock API ---------------------------------------------------------------------------
 
     def try_acquire(self) -> LeaseHolder | None:
         """Take the lease if it is free or expired; otherwise the current holder."""
         self._acquired = datetime.now(UTC)
-        try:
-            self._etag = self._put(IfNoneMatch="*")
+        if self._write(None):
             return None
-        except Exception as exc:
-            if _code(exc) not in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
-                raise self._storage_error(exc) from exc
         current = self.read()
         if current is None:
             return self.try_acquire()  # released between our two requests
         if not current.expired:
             return current
-        try:
-            self._etag = self._put(IfMatch=current.etag)
-        except Exception as exc:
-            if _code(exc) not in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
-                raise self._storage_error(exc) from exc
+        if not self._write(current.etag):
             return self.read() or current  # another writer took it over first
         log.warning(
             "took over the writer lease of %s from %s, which expired at %s",
@@ -232,20 +382,20 @@ class WriterLease:
 
     def _renew_once(self) -> None:
         """Rewrite the lease (its Last-Modified is the renewal), only if it is still ours."""
+        assert self._etag is not None
         try:
-            assert self._etag is not None
-            self._etag = self._put(IfMatch=self._etag)
+            renewed = self._write(self._etag)
         except Exception as exc:
-            if _code(exc) in ("PreconditionFailed", "412"):
-                self.lost = True
-                log.error(
-                    "the writer lease of %s was taken over by another writer (this one "
-                    "stalled past its expiry); run `docsight check` when both are done",
-                    self.location.uri,
-                )
-                return
             # A passing network error: the lease is still ours until it expires.
             log.warning("could not renew the writer lease of %s: %s", self.location.uri, exc)
+            return
+        if not renewed:
+            self.lost = True
+            log.error(
+                "the writer lease of %s was taken over by another writer (this one "
+                "stalled past its expiry); run `docsight check` when both are done",
+                self.location.uri,
+            )
 
     def release(self) -> None:
         self._stop.set()
@@ -256,25 +406,13 @@ class WriterLease:
             return
         try:
             # Only our own lease: If-Match on the ETag we last wrote.
-            self.client.delete_object(Bucket=self._bucket, Key=self._key, IfMatch=self._etag)
-        except Exception as exc:
-            if _code(exc) not in ("PreconditionFailed", "412"):
-                self._release_unconditionally(exc)
-            # else: somebody else's lease now; it is not ours to delete.
-        self._etag = None
-
-    def _release_unconditionally(self, first: Exception) -> None:
-        """For a store without conditional deletes: delete the lease when it is still ours
-        (a narrow race with a takeover, which only happens once ours has expired)."""
-        try:
-            current = self.read()
-            if current is not None and current.etag == self._etag:
-                self.client.delete_object(Bucket=self._bucket, Key=self._key)
+            self._store.delete(self._etag)
+        except _Conflict:
+            pass  # somebody else's lease now; it is not ours to delete
         except Exception as exc:
             # Left in place it expires after its ttl; the next writer then takes it over.
-            log.warning(
-                "could not release the writer lease of %s: %s (%s)", self.location.uri, exc, first
-            )
+            log.warning("could not release the writer lease of %s: %s", self.location.uri, exc)
+        self._etag = None
 
     def __enter__(self) -> WriterLease:
         return self.acquire()

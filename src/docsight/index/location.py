@@ -309,8 +309,7 @@ def _reaching(method: F) -> F:
         except OSError as exc:
             raise RemoteStorageError(
                 f"cannot reach {self.uri}: {str(exc).splitlines()[0][:300]}; check the storage "
-                "settings (for S3: AWS_ENDPOINT_URL, AWS_ALLOW_HTTP, AWS_REGION, "
-                "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
+                f"settings ({self.hint})"
             ) from exc
 
     return call  # type: ignore[return-value]
@@ -343,8 +342,12 @@ class RemoteLocation(Location):
         return f"{self.uri}/{rel}" if rel else self.uri
 
     def storage_options(self) -> dict[str, str]:
+        if self.scheme == "az":
+            from docsight.index.azure_blob import azure_settings
+
+            return azure_settings().storage_options()
         if self.scheme != "s3":
-            return {}  # gs:// and az:// read their own standard variables inside Lance
+            return {}  # gs:// reads its own standard variables inside Lance
         env = s3_settings()
         options = {
             "aws_endpoint": env["endpoint"],
@@ -389,13 +392,29 @@ class RemoteLocation(Location):
                 return pafs.S3FileSystem(
                     scheme=scheme, **{k: v for k, v in given.items() if v is not None}
                 )
+            if self.scheme == "az":
+                from docsight.index.azure_blob import azure_settings
+
+                return azure_settings().filesystem()
             filesystem, _ = pafs.FileSystem.from_uri(self.uri)
             return filesystem
         except (OSError, ValueError, ImportError) as exc:
             raise RemoteStorageError(
-                f"cannot reach {self.uri}: {exc}; check the storage settings (for S3: "
-                "AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
+                f"cannot reach {self.uri}: {exc}; check the storage settings ({self.hint})"
             ) from exc
+
+    @property
+    def hint(self) -> str:
+        """The settings that point docsight at this collection's store."""
+        if self.scheme == "az":
+            from docsight.index.azure_blob import SETTINGS_HINT
+
+            return SETTINGS_HINT
+        if self.scheme == "gs":
+            return "GOOGLE_APPLICATION_CREDENTIALS, GOOGLE_SERVICE_ACCOUNT"
+        return (
+            "AWS_ENDPOINT_URL, AWS_ALLOW_HTTP, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY"
+        )
 
     def _info(self, rel: str) -> Any:
         return self.fs.get_file_info(self._key(rel))
@@ -417,9 +436,10 @@ class RemoteLocation(Location):
     def not_found(self) -> CollectionNotFoundError:
         """The error for a URI with no collection under it, telling a missing bucket apart."""
         if not self.bucket_exists():
+            kind = "container" if self.scheme == "az" else "bucket"
             return CollectionNotFoundError(
-                f"no collection at {self.uri}: there is no bucket {self.bucket} at the endpoint "
-                "(AWS_ENDPOINT_URL for S3); check --collection or create the bucket"
+                f"no collection at {self.uri}: there is no {kind} {self.bucket} at the endpoint "
+                f"({self.hint}); check --collection or create the {kind}"
             )
         return CollectionNotFoundError(
             f"no collection at {self.uri} (nothing stored under that prefix); check "

@@ -79,6 +79,8 @@ TASK_RETRIES = 1
 ACTOR_RESTARTS = 2
 #: Names of the embedding actors start with this.
 ACTOR_PREFIX = "docsight-embed-"
+#: Seconds the cluster may take to reserve the CPUs of ``ingest.workers`` parse tasks.
+PLACEMENT_TIMEOUT_S = 60.0
 #: Seconds between two looks at the progress board while the driver waits for a result, and
 #: at least between two page events a task sends for one file.
 PROGRESS_S = 0.25
@@ -142,17 +144,20 @@ class RayRunner:
         self._setup_ref: Any = None
         self._board: Any = None
         self._size: int | None = None
+        self._group: Any = None
 
     # --- the runner protocol -------------------------------------------------------------------
 
     @property
     def size(self) -> int:
-        """Parse tasks the cluster runs at once (its CPUs less the actors' reservations)."""
+        """Parse tasks run at once: ``ingest.workers`` when set, else the cluster's CPUs less
+        the actors' reservations (never more than those: the rest could not be placed)."""
         if self._size is None:
             ray = self._connect()
             cpus = float(ray.cluster_resources().get("CPU", 1.0))
             reserved = self.limits.ray_embed_cpus * self.limits.ray_embedders
-            self._size = max(1, int(cpus - reserved))
+            free = max(1, int(cpus - reserved))
+            self._size = min(self.limits.workers, free) if self.limits.workers else free
         return self._size
 
     def listen(self, listener: ProgressListener) -> None:
@@ -231,6 +236,11 @@ class RayRunner:
         for actor in self._embedders:
             _quietly(ray.kill, actor)
         self._embedders.clear()
+        if self._group is not None:
+            from ray.util.placement_group import remove_placement_group
+
+            _quietly(remove_placement_group, self._group)
+            self._group = None
         if self._owns_cluster:
             _quietly(ray.shutdown)
         self._ray = None
@@ -281,8 +291,11 @@ class RayRunner:
             return
         ray = self._connect()
         self._setup_ref = ray.put(self.setup)
+        options: dict[str, Any] = {}
+        if self.limits.workers:
+            options["scheduling_strategy"] = self._bounded()
         self._parse = ray.remote(parse_task).options(
-            num_cpus=1, num_returns=2, max_retries=TASK_RETRIES, retry_exceptions=False
+            num_cpus=1, num_returns=2, max_retries=TASK_RETRIES, retry_exceptions=False, **options
         )
         actor = ray.remote(EmbedActor)
         self._board = (
@@ -302,6 +315,30 @@ class RayRunner:
             ).remote(embed, self.setup.sys_path)
             for i in range(self.limits.ray_embedders)
         ]
+
+    def _bounded(self) -> Any:
+        """A placement group of ``size`` one-CPU bundles for the parse tasks, so that Ray
+        itself runs at most ``ingest.workers`` of them at once, wherever they land (tasks
+        beyond it wait in Ray's queue, started the moment a bundle frees, with no round trip
+        through this process). Bundles are spread over the nodes where they fit."""
+        from ray.util.placement_group import placement_group, remove_placement_group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        ray = self._ray
+        group = placement_group([{"CPU": 1}] * self.size, strategy="SPREAD")
+        try:
+            ray.get(group.ready(), timeout=PLACEMENT_TIMEOUT_S)
+        except Exception as exc:
+            _quietly(remove_placement_group, group)
+            raise EngineUnavailableError(
+                f"the Ray cluster did not free {self.size} CPUs for the parse tasks within "
+                f"{PLACEMENT_TIMEOUT_S:g} s ({type(exc).__name__}); other jobs hold them: lower "
+                "DOCSIGHT_INGEST_WORKERS or wait for them"
+            ) from exc
+        self._group = group
+        return PlacementGroupSchedulingStrategy(
+            placement_group=group, placement_group_capture_child_tasks=False
+        )
 
     def _lost(self, key: int, flight: _Flight, exc: BaseException, stage: str) -> JobResult:
         """The outcome of a file whose task or actor Ray could not bring to an end."""

@@ -1,0 +1,130 @@
+"""A collection on Azure Blob Storage (``az://``), against Azurite on 127.0.0.1.
+
+The same files are ingested into a local directory and into ``az://container/team/col``
+(Lance writes the tables through its own Azure client, docsight the other objects through
+``pyarrow.fs`` and the writer lease through the Blob REST API): the two collections hold the
+same documents, chunk ids, page images and search results, ``check`` passes, and a second
+writer is refused with ``collection_leased`` while the first holds the lease.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from docsight import DocSight, Settings
+from docsight.cli.main import app
+from docsight.errors import CollectionLeasedError, CollectionNotFoundError
+from docsight.index.lease import LEASE_NAME, WriterLease
+from docsight.index.location import RemoteLocation
+from fixtures.azure_fixtures import AzureEndpoint, azure, azurite  # noqa: F401 (fixtures)
+from fixtures.corpus_fixtures import write_corpus
+from fixtures.pdfgen import make_two_column
+
+QUERIES = ["how much does the team plan cost per month", "warranty returns", "error E42 licence"]
+runner = CliRunner()
+pytestmark = pytest.mark.slow
+
+
+@dataclass
+class Pair:
+    local: DocSight
+    remote: DocSight
+    uri: str
+    container: str
+    files: Path
+    work_dir: Path
+
+
+@pytest.fixture(scope="module")
+def pair(azure: AzureEndpoint, tmp_path_factory: pytest.TempPathFactory) -> Pair:  # noqa: F811
+    base = tmp_path_factory.mktemp("azure")
+    files = write_corpus(base / "files")
+    make_two_column(files / "note.pdf")  # a PDF: its file is kept for page images
+    container = azure.container("collections")
+    uri = f"az://{container}/team/col"
+    settings = {"ingest": {"isolation": "none"}}  # parsing in-process keeps the test fast
+    local = DocSight(base / "local", settings=Settings(**settings))
+    remote = DocSight(uri, settings=Settings(work_dir=base / "work", **settings))
+    for ds in (local, remote):
+        report = ds.ingest([files])
+        assert report.counts() == {"added": 3, "skipped": 0, "no_text": 0, "failed": 0}
+    return Pair(local, remote, uri, container, files, base / "work")
+
+
+def test_an_az_collection_holds_what_a_local_one_holds(
+    pair: Pair,
+    azure: AzureEndpoint,  # noqa: F811
+) -> None:
+    local, remote = pair.local, DocSight(pair.uri, settings=Settings(work_dir=pair.work_dir))
+    assert [(d.id, d.name, d.pages, d.chunks) for d in remote.documents()] == [
+        (d.id, d.name, d.pages, d.chunks) for d in local.documents()
+    ]
+    for query in QUERIES:
+        here, there = local.search(query, k=8), remote.search(query, k=8)
+        assert [(h.chunk_id, h.rank) for h in there] == [(h.chunk_id, h.rank) for h in here]
+        assert [h.score for h in there] == pytest.approx([h.score for h in here], rel=1e-5)
+    image = remote.page_image("note.pdf", 0)
+    assert image and image == local.page_image("note.pdf", 0)
+    # What is shared lives under the prefix, in the container; the lease is gone.
+    import pyarrow.fs as pafs
+
+    selector = pafs.FileSelector(f"{pair.container}/team/col", recursive=True)
+    names = {i.path.split("/team/col/", 1)[1] for i in azure.fs.get_file_info(selector)}
+    assert "collection.json" in names and LEASE_NAME not in names
+    assert any(n.startswith("tables/chunks.lance/_versions/") for n in names)
+    assert any(n.startswith("sources/") and n.endswith(".pdf") for n in names)
+
+
+def test_check_passes_on_an_az_collection(pair: Pair, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCSIGHT_WORK_DIR", str(pair.work_dir))
+    checked = runner.invoke(app, ["check", "--collection", pair.uri], catch_exceptions=False)
+    assert checked.exit_code == 0, checked.output
+    assert pair.uri in checked.output and "working files" in checked.output
+
+
+def test_a_second_writer_to_an_az_collection_is_refused(pair: Pair) -> None:
+    holder = WriterLease(
+        RemoteLocation(pair.uri, pair.work_dir), holder="build-host:4242", ttl=30
+    ).acquire()
+    try:
+        impatient = DocSight(pair.uri, settings=Settings(work_dir=pair.work_dir, lock_timeout=0.3))
+        with pytest.raises(CollectionLeasedError, match="build-host:4242 since"):
+            impatient.ingest([pair.files])
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("DOCSIGHT_LOCK_TIMEOUT", "0.3")
+            patch.setenv("DOCSIGHT_WORK_DIR", str(pair.work_dir))
+            refused = runner.invoke(
+                app, ["ingest", str(pair.files), "-c", pair.uri, "--json"], catch_exceptions=False
+            )
+        assert refused.exit_code == 1
+        assert json.loads(refused.output)["error"]["code"] == "collection_leased"
+    finally:
+        holder.release()
+    again = DocSight(pair.uri, settings=Settings(work_dir=pair.work_dir, lock_timeout=0.3))
+    assert again.ingest([pair.files]).counts()["skipped"] == 3
+
+
+def test_rm_removes_a_document_of_an_az_collection(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Last but one: the pair has one document less from here on.
+    monkeypatch.setenv("DOCSIGHT_WORK_DIR", str(pair.work_dir))
+    removed = runner.invoke(app, ["rm", "faq.txt", "-c", pair.uri, "--json"])
+    assert removed.exit_code == 0, removed.output
+    remote = DocSight(pair.uri, settings=Settings(work_dir=pair.work_dir))
+    assert sorted(d.name for d in remote.documents()) == ["guide.md", "note.pdf"]
+    assert not [h for h in remote.search("error E42 licence", k=8) if h.doc_name == "faq.txt"]
+
+
+def test_a_missing_container_is_a_clear_error(pair: Pair) -> None:
+    settings = Settings(work_dir=pair.work_dir)
+    with pytest.raises(CollectionNotFoundError, match="no container no-such-container"):
+        DocSight("az://no-such-container/col", settings=settings).search("widget")
+    gone = runner.invoke(app, ["docs", "-c", "az://no-such-container/col", "--json"])
+    assert gone.exit_code == 2
+    assert json.loads(gone.output)["error"]["code"] == "collection_not_found"

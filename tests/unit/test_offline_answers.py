@@ -412,3 +412,33 @@ def test_a_description_frame_is_cut_whole_even_when_its_section_has_full_stops()
     assert description_body(line) == "Text in it: North 5,089. Context: Regions grew."
     assert description_body("Picture on page 2, section A. B.") == ""
     assert description_body("Plain text stays.") == "Plain text stays."
+
+
+def test_which_row_is_longest_or_latest_compares_durations_and_dates_by_their_units() -> None:
+    (table,) = parse_tables(
+        "Leadership programmes\n"
+        "| Programme | Duration | Closes |\n| --- | --- | --- |\n"
+        "| Leaders in Education | 7 months | 19 Mar 2024 |\n"
+        "| Middle Leaders | 17 weeks | 2 May 2024 |\n"
+        "| Bridges | 2 weeks | 28 Feb 2024 |"
+    )
+    # 17 weeks is the larger number and the shorter time: 7 months is about 213 days.
+    longest = lookup(read_intent("Which programme has the longest duration?"), table, [])
+    assert longest is not None and longest.value == "Leaders in Education"
+    shortest = lookup(read_intent("Which programme has the shortest duration?"), table, [])
+    assert shortest is not None and shortest.value == "Bridges"
+    # Dates are compared as dates (19 Mar < 2 May), not by their leading day numbers.
+    latest = lookup(read_intent("Which programme closes latest?"), table, [])
+    assert latest is not None and latest.value == "Middle Leaders"
+    earliest = lookup(read_intent("Which programme closes earliest?"), table, [])
+    assert earliest is not None and earliest.value == "Bridges"
+
+
+def test_ambiguous_or_mixed_cells_are_not_compared_as_dates() -> None:
+    from docsight.agents.tables import _date, _duration
+
+    assert _date("03/04/2024") is None  # day-first or month-first: not guessed
+    assert _date("March 19, 2024") == _date("19 March 2024") == 20240319
+    assert _date("31 Foo 2024") is None
+    assert _duration("2-3 years") == 3 * 365.25
+    assert _duration("about 18 months") is not None and _duration("several weeks") is None

@@ -46,12 +46,12 @@ _LIST = re.compile(
 )
 _HIGHEST = re.compile(
     r"\b(?:highest|largest|biggest|greatest|most|maximum|max|best|top|leading|longest|"
-    r"fastest|strongest|more)\b",
+    r"fastest|strongest|latest|more)\b",
     re.I,
 )
 _LOWEST = re.compile(
     r"\b(?:lowest|smallest|least|fewest|minimum|min|worst|bottom|shortest|slowest|"
-    r"weakest|less)\b",
+    r"weakest|earliest|less)\b",
     re.I,
 )
 _WHICH = re.compile(r"\bwhich\b|\bwhat\b|\bwho\b", re.I)

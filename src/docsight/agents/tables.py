@@ -201,24 +201,26 @@ def _label_column(table: Table) -> bool:
 
 
 def _compare(intent: Intent, table: Table, col_scores: list[float]) -> CellAnswer | None:
-    """The row whose value in the best-matching numeric column is the largest (or smallest)."""
-    numeric_cols = [
-        k
-        for k in range(len(table.columns))
-        if sum(number_value(r[k]) is not None and is_number(r[k]) for r in table.rows)
-        >= max(2, len(table.rows) // 2)
-    ]
-    if not numeric_cols:
+    """The row whose value in the best-matching column is the largest (or smallest): a column
+    of figures, of durations ("7 months" against "17 weeks", compared in days) or of dates
+    ("19 Mar 2024"), the cells of one column all read the same way."""
+    readers = (_figure, _duration, _date)
+    comparable: dict[int, list[tuple[float, int]]] = {}
+    for k in range(len(table.columns)):
+        for read in readers:
+            values = [(read(r[k]), i) for i, r in enumerate(table.rows) if k < len(r) and r[k]]
+            read_ok = [(v, i) for v, i in values if v is not None]
+            if len(read_ok) >= max(2, len(table.rows) // 2):
+                comparable[k] = read_ok
+                break
+    if not comparable:
         return None
-    k = max(numeric_cols, key=lambda c: (col_scores[c], -c))
+    k = max(comparable, key=lambda c: (col_scores[c], -c))
     if col_scores[k] <= 0:
         # No column is what the question compares ("grew fastest" over a table of levels):
         # the largest number of some column would be an answer to another question.
         return None
-    values = [(number_value(r[k]), i) for i, r in enumerate(table.rows) if r[k] and is_number(r[k])]
-    values = [(v, i) for v, i in values if v is not None]
-    if len(values) < 2:
-        return None
+    values = comparable[k]
     pick = max(values) if intent.direction == "max" else min(values)
     row = pick[1]
     return CellAnswer(
@@ -230,3 +232,67 @@ def _compare(intent: Intent, table: Table, col_scores: list[float]) -> CellAnswe
         column_match=col_scores[k],
         caption=table.caption,
     )
+
+
+def _figure(cell: str) -> float | None:
+    return number_value(cell) if is_number(cell) else None
+
+
+#: Days in a unit of time; a month and a year as their calendar averages.
+_DAYS = {"year": 365.25, "month": 30.44, "week": 7.0, "day": 1.0, "hour": 1 / 24}
+_DURATION_CELL = re.compile(
+    r"^(?:about |approx\.? |up to |max(?:imum)?\.? )?"
+    r"(\d+(?:\.\d+)?)(?:\s*(?:-|–|to)\s*(\d+(?:\.\d+)?))?\s*"
+    r"(years?|yrs?|months?|mths?|weeks?|wks?|days?|hours?|hrs?)\b",
+    re.I,
+)
+_UNIT_OF = {"yr": "year", "mth": "month", "wk": "week", "hr": "hour"}
+
+
+def _duration(cell: str) -> float | None:
+    """A length of time in days: "7 months", "17 weeks", "2-3 years" (its upper end)."""
+    m = _DURATION_CELL.match(cell.strip())
+    if not m:
+        return None
+    unit = m.group(3).lower().rstrip("s")
+    unit = _UNIT_OF.get(unit, unit)
+    return float(m.group(2) or m.group(1)) * _DAYS[unit]
+
+
+_MONTHS = {
+    name[:3]: i
+    for i, name in enumerate(
+        "january february march april may june july august september october november "
+        "december".split(),
+        start=1,
+    )
+}
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE_CELLS = (
+    # 19 Mar 2024, 19 March 2024
+    (re.compile(rf"^(\d{{1,2}})\s+{_MONTH},?\s+(\d{{4}})$", re.I), ("d", "m", "y")),
+    # March 19, 2024
+    (re.compile(rf"^{_MONTH}\s+(\d{{1,2}}),?\s+(\d{{4}})$", re.I), ("m", "d", "y")),
+    # March 2024
+    (re.compile(rf"^{_MONTH},?\s+(\d{{4}})$", re.I), ("m", "y")),
+    # 2024-03-19
+    (re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$"), ("y", "m", "d")),
+)
+
+
+def _date(cell: str) -> float | None:
+    """A calendar date as a sortable number (year, month, day); a month without a day is its
+    first. Day-first and month-first numeric forms ("03/04/2024") are ambiguous and not read."""
+    text = cell.strip()
+    for pattern, order in _DATE_CELLS:
+        m = pattern.match(text)
+        if not m:
+            continue
+        parts = dict(zip(order, m.groups(), strict=True))
+        month = parts["m"]
+        month_no = int(month) if month.isdigit() else _MONTHS.get(month[:3].lower())
+        day = int(parts.get("d", 1))
+        if not month_no or not 1 <= month_no <= 12 or not 1 <= day <= 31:
+            return None
+        return int(parts["y"]) * 10_000 + month_no * 100 + day
+    return None

@@ -150,3 +150,28 @@ def test_the_writer_guard_of_a_remote_collection(tmp_path: Path) -> None:
     assert isinstance(DocSight("gs://bucket/col", settings=unguarded)._writer_lock(), NoGuard)
     # Nothing local is created for a remote collection until something is cached.
     assert not (tmp_path / "work").exists()
+
+
+def test_a_gs_collection_gives_up_retrying_in_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow.fs as pafs
+
+    from docsight.errors import RemoteStorageError
+
+    made: dict[str, object] = {}
+
+    class Gcs:
+        def __init__(self, **kwargs: object) -> None:
+            made.update(kwargs)
+
+        def get_file_info(self, path: str) -> object:
+            raise OSError("Retry policy exhausted: could not create an OAuth2 access token")
+
+    monkeypatch.setattr(pafs, "GcsFileSystem", Gcs)
+    location = open_location("gs://bucket/team/col")
+    assert isinstance(location, RemoteLocation)
+    with pytest.raises(RemoteStorageError) as caught:
+        location.is_file("collection.json")
+    assert "GOOGLE_APPLICATION_CREDENTIALS" in str(caught.value)
+    # Google's client would retry for 15 minutes: a user without credentials waits seconds.
+    limit = made["retry_time_limit"]
+    assert limit.total_seconds() <= 60  # type: ignore[attr-defined]

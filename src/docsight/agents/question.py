@@ -179,8 +179,9 @@ def named_words(question: str) -> tuple[str, ...]:
     a laptop the manual is not about, a survey year the report does not cover), which is what
     the refusal's ``absent_names`` signal measures; a name of several words counts as mentioned
     when any of its words is (a map may print "English Channel" where the text says "the
-    Channel"), unless one of its codes is missing (``absent_names``). Capitals say nothing in a question written in capitals, so there only years
-    count; a hyphenated all-capitals word ("YYYY-MM-DD") is a format to answer in, not a name."""
+    Channel"), unless one of its codes is missing (``absent_names``). Capitals say nothing in
+    a question written in capitals, so there only years count; a hyphenated all-capitals word
+    ("YYYY-MM-DD") is a format to answer in, not a name."""
     words = _WORD.findall(question)
     shouting = sum(1 for w in words if w.isupper() and len(w) > 1) > len(words) / 2
     out: list[str] = []

@@ -26,6 +26,7 @@ import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
@@ -37,6 +38,8 @@ _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)$")
 # ``Path("s3://b/p")`` collapses the double slash; such a path still names the URI.
 _COLLAPSED = re.compile(r"^(s3|gs|az):/([^/].*)$")
 _TRUE = {"1", "true", "yes", "on"}
+#: How long a gs:// request may be retried before the command fails with the reason.
+_GCS_RETRY_S = 15
 
 
 def is_uri(value: str | os.PathLike[str]) -> bool:
@@ -396,6 +399,11 @@ class RemoteLocation(Location):
                 from docsight.index.azure_blob import azure_settings
 
                 return azure_settings().filesystem()
+            if self.scheme == "gs":
+                # Google's client retries for up to 15 minutes by default, so without
+                # credentials (no metadata server, no key file) every command would hang that
+                # long before saying so.
+                return pafs.GcsFileSystem(retry_time_limit=timedelta(seconds=_GCS_RETRY_S))
             filesystem, _ = pafs.FileSystem.from_uri(self.uri)
             return filesystem
         except (OSError, ValueError, ImportError) as exc:

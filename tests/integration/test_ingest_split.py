@@ -22,6 +22,7 @@ from docsight.errors import ParseError
 from docsight.ingest.report import IngestProgress
 from docsight.parsers import PARSERS
 from docsight.parsers.base import ParseContext, SourceFile
+from docsight.parsers.pdf.page import Page
 from docsight.parsers.pdf.parser import PdfParser
 from docsight.parsers.sniff import PDF
 from fixtures.hostile_parsers import PAGED_TARGET
@@ -59,15 +60,35 @@ def _vectors(ds: DocSight) -> dict[str, np.ndarray]:
     return {row["id"]: np.asarray(row["vector"], dtype=np.float32) for row in rows}
 
 
-def test_parts_make_the_document_a_whole_parse_makes(docs: Path) -> None:
-    """Uneven ranges, one of a single page: elements, ids, assets and warnings are the same."""
+def test_parts_make_the_document_a_whole_parse_makes(
+    docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Uneven ranges, one of a single page: elements, ids, assets and warnings are the same.
+
+    The whole parse holds its 14 pages as objects; the parts' pages wait packed (pickled and
+    compressed, one by one) and pass through the last passes one at a time: flat memory."""
+    import docsight.parsers.pdf.parser as pdf_parser
+    from docsight.parsers.pdf.passes import PageStore
+
     source = _source(docs / "a-long.pdf")
     settings = Settings().parse
     parser = PdfParser()
     whole = parser.parse(source, settings)
     ranges = [(0, 1), (1, 6), (6, 13), (13, 14)]
     parts = [parser.extract_part(source, settings, None, a, b) for a, b in ranges]
+    stores: list[PageStore] = []
+    real = pdf_parser.finish_pages
+
+    def spy(store: PageStore, *args: Any) -> Any:
+        # What the finishing job holds of the pages is bytes, not word objects.
+        assert store.packed and len(store) == 14 and store.packed_bytes() > 0
+        assert not any(isinstance(p, Page) for p in store._pages)
+        stores.append(store)
+        return real(store, *args)
+
+    monkeypatch.setattr(pdf_parser, "finish_pages", spy)
     merged = parser.parse_parts(source, settings, None, parts)
+    assert stores and all(p is None for p in stores[0]._pages)  # each page let go once emitted
 
     assert merged.document.model_dump() == whole.document.model_dump()
     assert merged.assets == whole.assets

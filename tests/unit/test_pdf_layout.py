@@ -308,3 +308,32 @@ def test_cluster_boxes() -> None:
     assert cluster_boxes([(0.0, 0.0, 300.0, 300.0), (100.0, 100.0, 110.0, 110.0)], 6.0) == [
         ((0.0, 0.0, 300.0, 300.0), 2)
     ]
+
+
+def test_a_packed_page_keeps_what_is_keyed_by_identity() -> None:
+    """Roles, OCR hints and line scores are keyed by ``id()``; a page packed between the passes
+    (``passes.PageStore``) carries them by position, and drops those of units gone."""
+    from docsight.document.model import ElementKind
+    from docsight.parsers.pdf.page import Page
+    from docsight.parsers.pdf.passes import PageStore
+    from docsight.parsers.pdf.reading import Block
+    from docsight.parsers.pdf.roles import Role
+
+    head = Block(group_lines(words_of("Revenue", 72, 80, size=14)))
+    body = Block(group_lines(words_of("Sales rose in the second half", 72, 110)))
+    gone = Block(group_lines(words_of("Page 3", 72, 760)))
+    page = Page(0, PAGE_W, 792.0, lines=[*head.lines, *body.lines, *gone.lines])
+    page.units = [head, body]
+    page.roles = {id(head): Role(ElementKind.HEADING, 1), id(gone): Role(ElementKind.FOOTER)}
+    page.hints = {id(body): (ElementKind.PARAGRAPH, None)}
+    page.ocr_scores = {id(body.lines[0]): 0.9}
+    store = PageStore(packed=True)
+    store.add(page)
+    back = store.load(0)
+    assert back is not page and back.units == page.units
+    new_head, new_body = back.units
+    assert back.roles == {id(new_head): Role(ElementKind.HEADING, 1)}
+    assert back.hints == {id(new_body): (ElementKind.PARAGRAPH, None)}
+    assert back.ocr_scores == {id(new_body.lines[0]): 0.9}
+    # The furniture candidates were taken when the page came in, not when it is laid out.
+    assert [c[2] for c in store.furniture[0]] == ["revenue", "page #"]

@@ -378,15 +378,11 @@ class LanceStore(PageVectorMethods):
                 self.sources.put(source, doc.sha256, doc.media_type)
             for group in _asset_groups(parsed.assets, from_source=kept):
                 self._upsert("assets", S.asset_rows(group, from_source=kept), S.ASSETS)
-            self._upsert("pages", S.page_rows(doc), S.PAGES)
-            self._upsert("elements", S.element_rows(doc), S.ELEMENTS)
-            if chunks:
-                self._upsert("chunks", S.chunk_table(chunks, vectors, dim), S.chunks_schema(dim))
-            nodes = 0
+            nodes = 0  # a long document's rows go in bounded batches (S.WRITE_ROWS)
+            for name, table, schema in S.document_tables(doc, chunks, vectors, dim, graph):
+                nodes += table.num_rows if name == "nodes" else 0
+                self._upsert(name, table, schema)
             if graph is not None:
-                table = S.node_table(graph, doc.id, dim)
-                nodes = table.num_rows
-                self._upsert("nodes", table, S.nodes_schema(dim))
                 self._upsert("graphs", [S.graph_row(graph.graph)], S.GRAPHS)
             if page_vectors is not None:
                 write_page_vectors(self, doc.id, page_vectors)

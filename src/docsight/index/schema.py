@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +26,8 @@ from docsight.graph.model import ContentGraph, GraphReferences, Reference
 #: 5: page images and crops of PDFs and image files kept as recipes over the stored source file;
 #: 6: page-image vectors of the visual channel (a new table, ``page_vectors``)
 STORE_SCHEMA_VERSION = 6
+#: Rows of one table written at a time when a document is stored (see :func:`document_tables`).
+WRITE_ROWS = 2048
 #: A v5 collection is a v6 collection without page-image vectors: nothing in it reads otherwise.
 #: (A docsight that reads v5 only refuses v6, which may hold rows it would not delete or check.)
 READABLE_SCHEMA_VERSIONS = (5, 6)
@@ -267,7 +269,8 @@ def page_rows(doc: Document) -> list[dict[str, Any]]:
     ]
 
 
-def element_rows(doc: Document) -> list[dict[str, Any]]:
+def element_rows(doc: Document, elements: Sequence[Element] | None = None) -> list[dict[str, Any]]:
+    """Rows of the document's elements (or of ``elements`` of it)."""
     return [
         {
             "id": e.id,
@@ -285,7 +288,7 @@ def element_rows(doc: Document) -> list[dict[str, Any]]:
             "attrs_json": json.dumps(e.attrs, ensure_ascii=False, default=str),
             "hidden": [str(h) for h in e.hidden],
         }
-        for e in doc.elements
+        for e in (doc.elements if elements is None else elements)
     ]
 
 
@@ -359,11 +362,55 @@ def chunk_table(chunks: Sequence[Chunk], vectors: np.ndarray, dim: int) -> pa.Ta
             "order": c.order,
             "n_words": c.n_words,
             "image_ids": c.image_ids,
-            "vector": v,
         }
-        for c, v in zip(chunks, vectors.astype(np.float32, copy=False).tolist(), strict=True)
+        for c in chunks
     ]
-    return pa.Table.from_pylist(rows, schema=chunks_schema(dim))
+    return _with_vectors(rows, vectors, chunks_schema(dim))
+
+
+def _with_vectors(rows: list[dict[str, Any]], vectors: Any, schema: pa.Schema) -> pa.Table:
+    """The rows with the vectors as their last column, ``vector``. The vectors go to Arrow from
+    one float32 array: as Python lists they took 32 bytes a number (a long document's chunks
+    and nodes, over 100 MiB at 1,000 pages), for the same stored values."""
+    field = schema.field("vector")
+    dim = field.type.list_size
+    flat = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32).reshape(-1))
+    if flat.size != len(rows) * dim:
+        raise ValueError(f"{len(rows)} rows but {flat.size / dim:g} vectors of {dim}")
+    column = pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), dim)
+    table = pa.Table.from_pylist(rows, schema=schema.remove(schema.get_field_index("vector")))
+    return table.append_column(field, column)
+
+
+def document_tables(
+    doc: Document,
+    chunks: Sequence[Chunk],
+    vectors: np.ndarray,
+    dim: int,
+    graph: GraphBundle | None,
+    rows: int | None = None,
+) -> Iterator[tuple[str, pa.Table, pa.Schema]]:
+    """A document's pages, elements, chunks and graph nodes as ``(table name, rows, schema)``,
+    at most ``rows`` rows at a time, in the order they are written (before the commit row).
+
+    Built one batch at a time as they are written, so storing a long document never holds all
+    its rows as Python dicts and Arrow copies at once."""
+    rows = rows or WRITE_ROWS
+    pages = page_rows(doc)
+    for k in range(0, len(pages), rows):
+        yield "pages", pa.Table.from_pylist(pages[k : k + rows], schema=PAGES), PAGES
+    del pages
+    for k in range(0, len(doc.elements), rows):
+        batch = element_rows(doc, doc.elements[k : k + rows])
+        yield "elements", pa.Table.from_pylist(batch, schema=ELEMENTS), ELEMENTS
+    schema = chunks_schema(dim)
+    for k in range(0, len(chunks), rows):
+        yield "chunks", chunk_table(chunks[k : k + rows], vectors[k : k + rows], dim), schema
+    if graph is not None:
+        nodes = [n for n in graph.graph.nodes if graph.vectors.get(n.id) is not None]
+        schema = nodes_schema(dim)
+        for k in range(0, len(nodes), rows):
+            yield "nodes", node_table(graph, doc.id, dim, nodes[k : k + rows]), schema
 
 
 def chunk_from_row(row: dict[str, Any]) -> Chunk:
@@ -407,10 +454,13 @@ def refs_from_row(row: dict[str, Any]) -> GraphReferences:
     )
 
 
-def node_table(bundle: GraphBundle, doc_id: str, dim: int) -> pa.Table:
-    """The searchable rows of a graph: nodes that have a vector (all but empty ones)."""
-    rows = []
-    for node in bundle.graph.nodes:
+def node_table(
+    bundle: GraphBundle, doc_id: str, dim: int, nodes: Sequence[Any] | None = None
+) -> pa.Table:
+    """The searchable rows of a graph (or of ``nodes`` of it): nodes that have a vector (all
+    but empty ones)."""
+    rows, vectors = [], []
+    for node in bundle.graph.nodes if nodes is None else nodes:
         vector = bundle.vectors.get(node.id)
         if vector is None:
             continue
@@ -423,7 +473,8 @@ def node_table(bundle: GraphBundle, doc_id: str, dim: int) -> pa.Table:
                 "last_page": node.last_page,
                 "parent": node.parent,
                 "text": bundle.texts.get(node.id, ""),
-                "vector": np.asarray(vector, dtype=np.float32).tolist(),
             }
         )
-    return pa.Table.from_pylist(rows, schema=nodes_schema(dim))
+        vectors.append(np.asarray(vector, dtype=np.float32))
+    stacked = np.stack(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+    return _with_vectors(rows, stacked, nodes_schema(dim))

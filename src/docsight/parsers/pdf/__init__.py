@@ -10,6 +10,8 @@ Modules, in the order the parse uses them:
 * :mod:`.furniture` — running headers and footers;
 * :mod:`.roles` — title, headings and levels, captions and other block kinds;
 * :mod:`.emit` — elements in reading order through the document builder;
+* :mod:`.passes` — passes 2 and 3 page by page, the pages waiting packed between them;
+* :mod:`.parts` — a long file's pass 1 over page ranges in several workers;
 * :mod:`.page` — the per-page working state the passes share.
 """
 

@@ -196,15 +196,35 @@ def drop_decoration(pages: list[Page]) -> None:
     """Figures recurring at the same place on many pages are page decoration (slide templates,
     logos, bands): drop them and give their words back to the text flow."""
     boxes: Counter[tuple[int, int, int, int]] = Counter()
-
-    def key(a: Atom) -> tuple[int, int, int, int]:
-        return (round(a.x0 / 4), round(a.top / 4), round(a.x1 / 4), round(a.bottom / 4))
-
     for page in pages:
-        boxes.update({key(a) for a in page.atoms if a.kind == ElementKind.FIGURE})
-    need = max(3, math.ceil(0.3 * len(pages)))
+        boxes.update(figure_places(page))
     for page in pages:
-        for atom in [a for a in page.atoms if a.kind == ElementKind.FIGURE]:
-            if boxes[key(atom)] >= need:
-                page.atoms.remove(atom)
-                page.lines.extend(atom.lines)
+        drop_figures_at(page, decoration_places(boxes, len(pages)))
+
+
+def figure_places(page: Page) -> set[tuple[int, int, int, int]]:
+    """Where the page's figures sit, on a 4-point grid (each place counted once a page)."""
+    return {_place(a) for a in page.atoms if a.kind == ElementKind.FIGURE}
+
+
+def decoration_places(
+    boxes: Counter[tuple[int, int, int, int]], n_pages: int
+) -> set[tuple[int, int, int, int]]:
+    """The places holding a figure on enough of the document's pages to be decoration."""
+    need = max(3, math.ceil(0.3 * n_pages))
+    return {place for place, n in boxes.items() if n >= need}
+
+
+def drop_figures_at(page: Page, places: set[tuple[int, int, int, int]]) -> bool:
+    """Drop the page's figures at ``places``, their labels back in the flow; whether any was."""
+    dropped = False
+    for atom in [a for a in page.atoms if a.kind == ElementKind.FIGURE]:
+        if _place(atom) in places:
+            page.atoms.remove(atom)
+            page.lines.extend(atom.lines)
+            dropped = True
+    return dropped
+
+
+def _place(a: Atom) -> tuple[int, int, int, int]:
+    return (round(a.x0 / 4), round(a.top / 4), round(a.x1 / 4), round(a.bottom / 4))

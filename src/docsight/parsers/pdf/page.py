@@ -56,26 +56,51 @@ class Page:
     ocr_scores: dict[int, float] = field(default_factory=dict)
     #: Text a reader would not see, kept out of ``lines`` (see :mod:`.visibility`).
     hidden: list[HiddenText] = field(default_factory=list)
+    #: The role (:class:`~docsight.parsers.pdf.roles.Role`) of each block, keyed by
+    #: ``id(block)``, once the roles pass has been over the page.
+    roles: dict[int, Any] = field(default_factory=dict)
 
     def __getstate__(self) -> dict[str, Any]:
-        # ``hints`` and ``ocr_scores`` are keyed by ``id()``, which means nothing in another
-        # process: a page extracted in one worker and laid out in another (a large file's pages
-        # are spread over the workers) carries them as positions in ``units`` and ``lines``.
+        # ``hints``, ``ocr_scores`` and ``roles`` are keyed by ``id()``, which means nothing
+        # once the page is unpickled: a page extracted in one worker and laid out in another,
+        # or set aside between the passes of a long file (:mod:`.passes`), carries them as
+        # positions in ``units`` and in the lines it reaches. Keys of units a pass dropped
+        # (furniture of a scanned page) go with them.
         state = dict(self.__dict__)
-        units = {id(u): k for k, u in enumerate(self.units)}
-        lines = {id(ln): k for k, ln in enumerate(self.lines)}
-        state["hints"] = [(units[key], hint) for key, hint in self.hints.items()]
-        state["ocr_scores"] = [(lines[key], score) for key, score in self.ocr_scores.items()]
+        units = _positions(self.units)
+        lines = _positions(self._reachable_lines())
+        state["hints"] = [(units[k], v) for k, v in self.hints.items() if k in units]
+        state["roles"] = [(units[k], v) for k, v in self.roles.items() if k in units]
+        state["ocr_scores"] = [(lines[k], v) for k, v in self.ocr_scores.items() if k in lines]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        lines = self._reachable_lines()
         self.hints = {id(self.units[k]): hint for k, hint in state["hints"]}
-        self.ocr_scores = {id(self.lines[k]): score for k, score in state["ocr_scores"]}
+        self.roles = {id(self.units[k]): role for k, role in state.get("roles", ())}
+        self.ocr_scores = {id(lines[k]): score for k, score in state["ocr_scores"]}
+
+    def _reachable_lines(self) -> list[Line]:
+        """The page's lines, then those of its blocks (the same objects, once laid out), in an
+        order pickling keeps."""
+        out = list(self.lines)
+        for unit in self.units:
+            if isinstance(unit, Block):
+                out.extend(unit.lines)
+        return out
 
     def bbox(self, x0: float, top: float, x1: float, bottom: float) -> BBox:
         ox, oy = self.origin
         return BBox.from_absolute(x0 - ox, top - oy, x1 - ox, bottom - oy, self.width, self.height)
+
+
+def _positions(items: list[Any]) -> dict[int, int]:
+    """``id(item)`` → the item's first position in ``items``."""
+    out: dict[int, int] = {}
+    for k, item in enumerate(items):
+        out.setdefault(id(item), k)
+    return out
 
 
 def intersects(a: Rect, b: Rect) -> bool:

@@ -8,7 +8,10 @@ The parse runs in three passes: extraction per page (renders, tables, figures, l
 pages without a usable text layer, see :mod:`~docsight.parsers.pdf.scan`), document
 statistics (decoration, running headers and footers, reading order and blocks, then body font
 size, heading levels and outline matching in :mod:`~docsight.parsers.pdf.roles`), and emission in
-reading order through the :class:`DocumentBuilder` (:mod:`~docsight.parsers.pdf.emit`).
+reading order through the :class:`DocumentBuilder` (:mod:`~docsight.parsers.pdf.emit`). Passes
+2 and 3 take the pages one at a time from where pass 1 left them
+(:mod:`~docsight.parsers.pdf.passes`): a long document's pages wait there packed, so its memory
+does not grow with its pages' words.
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ from docsight.errors import (
     ParseError,
 )
 from docsight.parsers.base import ParseContext, SourceFile
-from docsight.parsers.pdf.emit import emit
 from docsight.parsers.pdf.extract import (
     MAX_VECTOR_OBJECTS,
     Objects,
@@ -38,13 +40,11 @@ from docsight.parsers.pdf.extract import (
     render_page,
     vector_objects,
 )
-from docsight.parsers.pdf.figures import add_figures, drop_decoration
-from docsight.parsers.pdf.furniture import find_furniture
+from docsight.parsers.pdf.figures import add_figures
 from docsight.parsers.pdf.layout import Word, group_lines, inside, words_from_glyphs
 from docsight.parsers.pdf.page import Page, Rect
-from docsight.parsers.pdf.reading import order_units
-from docsight.parsers.pdf.roles import assign_roles
-from docsight.parsers.pdf.scan import OcrRun, apply_hints, layout_scanned, ocr_page, wants_ocr
+from docsight.parsers.pdf.passes import LIVE_PAGES, PageStore, finish_pages
+from docsight.parsers.pdf.scan import OcrRun, ocr_page, wants_ocr
 from docsight.parsers.pdf.tables import find_tables, table_atom, with_row_labels
 from docsight.parsers.pdf.visibility import VisibilityCheck
 from docsight.parsers.textutil import clean_text, squash_spaces
@@ -79,9 +79,11 @@ class PdfParser:
             metadata, meta_title = _metadata(doc)
             outline = _outline(doc, builder)
             plumber = _open_plumber(source.data, builder)
-            pages, run = extract_pages(doc, plumber, range(n_pages), settings, builder, context)
+            # A long document's pages wait packed between the passes (see :mod:`.passes`).
+            pages = PageStore(packed=n_pages > LIVE_PAGES)
+            run = extract_pages(doc, plumber, range(n_pages), settings, builder, context, pages)
             run.finish(builder)
-            return finish_parse(pages, builder, outline, meta_title, metadata)
+            return finish_pages(pages, builder, outline, meta_title, metadata)
 
     def extract_part(
         self,
@@ -117,7 +119,7 @@ class PdfParser:
             metadata, meta_title = _metadata(doc)
             outline = _outline(doc, builder)
             pages = merge_parts(parts, n_pages, builder)
-            return finish_parse(pages, builder, outline, meta_title, metadata)
+            return finish_pages(pages, builder, outline, meta_title, metadata)
 
     @contextlib.contextmanager
     def _opened(self, source: SourceFile, settings: ParseSettings) -> Iterator[Any]:
@@ -163,36 +165,20 @@ def extract_pages(
     settings: ParseSettings,
     builder: DocumentBuilder,
     context: ParseContext | None,
-) -> tuple[list[Page], OcrRun]:
-    """Pass 1 over the pages ``indexes`` (each reported through the context as it is done);
-    closes ``plumber``."""
-    pages: list[Page] = []
+    into: PageStore,
+) -> OcrRun:
+    """Pass 1 over the pages ``indexes``, each added to ``into`` and reported through the
+    context as it is done; closes ``plumber``."""
     run = OcrRun(context)
     try:
         for done, i in enumerate(indexes, 1):
-            pages.append(_extract_page(doc, plumber, i, settings, builder, run))
+            into.add(_extract_page(doc, plumber, i, settings, builder, run))
             if context is not None:
                 context.report("parse", done, len(indexes))
     finally:
         if plumber is not None:
             plumber.close()
-    return pages, run
-
-
-def finish_parse(
-    pages: list[Page],
-    builder: DocumentBuilder,
-    outline: list[tuple[int, str, int]],
-    meta_title: str | None,
-    metadata: dict[str, str],
-) -> ParsedDocument:
-    """Passes 2 and 3: layout and document statistics, then emission."""
-    _layout(pages)
-    roles = assign_roles(pages, outline, meta_title)
-    apply_hints(pages, roles)
-    emit(pages, roles, builder)
-    # Without a credible metadata title the builder uses the TITLE element.
-    return builder.build(title=meta_title, metadata=metadata)
+    return run
 
 
 # --- document-level reads ------------------------------------------------------------------------
@@ -375,18 +361,3 @@ def _find_atoms(
             page.atoms.append(table_atom(box, normalize_rows(rows), crop(box)))
     if settings.extract_figures:
         add_figures(objects, page, words, [box for box, _ in tables], settings, crop)
-
-
-# --- pass 2: layout and document statistics ------------------------------------------------------
-
-
-def _layout(pages: list[Page]) -> None:
-    drop_decoration(pages)
-    marks = find_furniture([p.lines for p in pages], [(p.origin[1], p.height) for p in pages])
-    for page, furniture in zip(pages, marks, strict=True):
-        if page.scanned:
-            layout_scanned(page, furniture)
-            continue
-        page.furniture = furniture
-        body = [ln for k, ln in enumerate(page.lines) if k not in furniture]
-        page.units.extend(order_units(body, page.atoms, page.width))

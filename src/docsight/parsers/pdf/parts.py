@@ -7,7 +7,9 @@ cheap. So a long file's pages are split into ranges, each range is extracted by
 :func:`extract_part` (in any worker), and :func:`merge_parts` puts the ranges back together in
 page order, exactly as the sequential parse would have left them, before passes 2 and 3 run
 once. The document, its element ids and its assets are the same as from
-:meth:`PdfParser.parse <docsight.parsers.pdf.parser.PdfParser.parse>`.
+:meth:`PdfParser.parse <docsight.parsers.pdf.parser.PdfParser.parse>`. A part's pages travel
+packed, each on its own (:class:`~docsight.parsers.pdf.passes.PageStore`), and the finishing job
+takes them in as they are: passes 2 and 3 unpack one page at a time.
 
 What a part carries besides its pages is what pass 1 wrote into the document builder: the pages'
 sizes, renders and text-layer sizes, the assets (renders and crops, in the order they were
@@ -17,7 +19,6 @@ added), the warnings, and the pages OCR could not read for want of the ``ocr`` e
 from __future__ import annotations
 
 import pickle
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from docsight.document.builder import DocumentBuilder
 from docsight.document.model import Asset
 from docsight.document.model import Page as PageInfo
 from docsight.parsers.base import ParseContext
-from docsight.parsers.pdf.page import Page
+from docsight.parsers.pdf.passes import PageStore
 from docsight.parsers.pdf.scan import warn_unread
 from docsight.settings import ParseSettings
 
@@ -37,7 +38,7 @@ class Part:
 
     start: int
     stop: int
-    pages: list[Page]
+    pages: PageStore
     #: The builder's record of the same pages (size, render id, text-layer characters).
     infos: list[PageInfo]
     assets: list[Asset]
@@ -70,7 +71,8 @@ def extract_part(
         builder.add_page()
     plumber = _open_plumber(data, builder)
     opened = len(builder.warnings)
-    pages, run = extract_pages(doc, plumber, range(start, stop), settings, builder, context)
+    pages = PageStore(packed=True)
+    run = extract_pages(doc, plumber, range(start, stop), settings, builder, context, pages)
     part = Part(
         start=start,
         stop=stop,
@@ -82,19 +84,19 @@ def extract_part(
         unread=run.skipped,
         unread_why=run.missing.message if run.missing is not None else None,
     )
-    # Compressed: a page's words and lines pickle to about 56 KiB and shrink fourfold, and the
-    # parts of a long file wait in the parent until the last one is in.
-    return zlib.compress(pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    # The pages are compressed already (a page's words and lines pickle to about 56 KiB and
+    # shrink fourfold), and the parts of a long file wait in the parent until the last is in.
+    return pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def merge_parts(parts: Sequence[bytes], n_pages: int, builder: DocumentBuilder) -> list[Page]:
+def merge_parts(parts: Sequence[bytes], n_pages: int, builder: DocumentBuilder) -> PageStore:
     """The pages of every part in order, with what pass 1 wrote into ``builder`` written again
     in the order the sequential parse writes it. The parts must cover the document."""
-    pages: list[Page] = []
+    pages = PageStore(packed=True)
     unread: list[int] = []
     why: str | None = None
     for k, blob in enumerate(parts):
-        part: Part = pickle.loads(zlib.decompress(blob))  # our own workers' output
+        part: Part = pickle.loads(blob)  # our own workers' output
         if part.start != len(pages) or len(part.pages) != part.stop - part.start:
             raise ValueError(f"part {k} starts at page {part.start}, not {len(pages)}")
         if k == 0:
@@ -104,7 +106,7 @@ def merge_parts(parts: Sequence[bytes], n_pages: int, builder: DocumentBuilder) 
             # An asset met again (the same logo crop on two pages) keeps its first record.
             builder.assets.setdefault(asset.id, asset)
         builder.warnings.extend(part.warnings)
-        pages.extend(part.pages)
+        pages.extend(part.pages)  # packed as they came
         unread.extend(part.unread)
         # Once OCR is found missing, the sequential parse skips every later page needing it.
         why = why or part.unread_why

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from docsight.document.captions import caption_target
@@ -98,74 +99,124 @@ def _features(block: Block) -> _Features:
     )
 
 
-def assign_roles(
-    pages: list[Page], outline: list[tuple[int, str, int]], meta_title: str | None
-) -> dict[int, Role]:
-    """Kinds and heading levels for every block, keyed by ``id(block)``."""
-    sizes: Counter[float] = Counter()
-    for page in pages:
-        for unit in page.units:
-            if isinstance(unit, Block):
-                for (_, size), n in unit.font_counts().items():
-                    sizes[round(size * 2) / 2] += n
-    body = sizes.most_common(1)[0][0] if sizes else 10.0
-    matched = _match_outline(pages, outline)
-    roles: dict[int, Role] = {id(b): Role(ElementKind.HEADING, lvl) for b, lvl in matched}
-    title = _find_title(pages[0], body, meta_title) if pages else None
-    front: set[int] = set()
-    if title is not None:
-        roles[id(title)] = Role(ElementKind.TITLE)
-        front = _front_matter(pages[0], title, body, roles)
+#: What a heading candidate's level depends on: ``(size class, bold, size)``.
+Style = tuple[float, bool, float]
+
+
+@dataclass
+class PendingHeading(Role):
+    """A heading whose level waits until every page's candidates are known (the levels rank
+    the styles of the whole document): resolved by :func:`resolve_headings`."""
+
+    style: Style = (0.0, False, 0.0)
+
+
+@dataclass
+class PendingOcrHeading(Role):
+    """A heading read by OCR whose level waits for the sizes of every OCR'd heading of the
+    document (see :func:`~docsight.parsers.pdf.scan.hint_roles`)."""
+
+    size: float = 0.0
+
+
+# The roles pass runs page by page, so that a long document's pages need not be held together
+# (:mod:`.passes`): each page's roles are kept in ``page.roles``; what is decided across pages
+# (the body font size, outline matches, heading levels) is gathered first, in small values.
+
+
+def add_font_sizes(page: Page, sizes: Counter[float]) -> None:
+    """Count the characters of each half-point size class in the page's blocks."""
+    for unit in page.units:
+        if isinstance(unit, Block):
+            for (_, size), n in unit.font_counts().items():
+                sizes[round(size * 2) / 2] += n
+
+
+def body_size(sizes: Counter[float]) -> float:
+    """The body font size: the size class carrying most characters."""
+    return sizes.most_common(1)[0][0] if sizes else 10.0
+
+
+def title_roles(page: Page, body: float, meta_title: str | None) -> set[int]:
+    """The title on the first page (in ``page.roles``); returns the ids of the front matter
+    blocks below it, for :func:`page_roles` of the same page."""
+    title = _find_title(page, body, meta_title)
+    if title is None:
+        return set()
+    page.roles[id(title)] = Role(ElementKind.TITLE)
+    return _front_matter(page, title, body, page.roles)
+
+
+def page_roles(page: Page, body: float, front: set[int]) -> list[Style]:
+    """Kinds for the page's blocks not given one yet (outline headings, the title), in
+    ``page.roles``; heading candidates get a :class:`PendingHeading`, whose styles are
+    returned for :func:`heading_levels`."""
+    roles = page.roles
     candidates: list[tuple[Block, _Features]] = []
-    titles: list[tuple[Page, Block, list[Block]]] = []
+    titles: list[tuple[Block, list[Block]]] = []
     claimed: set[int] = set()  # blocks merged into a chart's title
-    for page in pages:
-        for k, unit in enumerate(page.units):
-            if not isinstance(unit, Block) or id(unit) in roles or id(unit) in claimed:
-                continue
-            f = _features(unit)
-            if id(unit) in front:
-                roles[id(unit)] = Role(ElementKind.PARAGRAPH)
-                continue
-            subtitles = _chart_title(page, k, f, body)
-            if subtitles is not None:
-                roles[id(unit)] = Role(ElementKind.CAPTION)
-                # A block read earlier as a paragraph may still be this title's subtitle.
-                mine = [
-                    b
-                    for b in subtitles
-                    if id(b) not in claimed
-                    and roles.get(id(b), Role(ElementKind.PARAGRAPH)).kind == ElementKind.PARAGRAPH
-                    and id(b) not in front
-                ]
-                claimed.update(id(b) for b in mine)
-                titles.append((page, unit, mine))
-                continue
-            big = f.size >= body * 1.08 and f.size - body >= 0.8
-            bold_body = (
-                f.bold
-                and abs(f.size - body) <= 0.12 * body
-                and f.lines <= 2
-                and _prose_follows(page.units, k, body)
-            )
-            if (
-                (big or bold_body)
-                and f.heading_shape(16 if big else 12)
-                and not (unit.style_share("monospace") >= 0.5 or unit.style_share("math") >= 0.3)
-            ):
-                candidates.append((unit, f))
-            else:
-                roles[id(unit)] = Role(_body_kind(unit, f))
-    candidates = [(b, f) for b, f in candidates if id(b) not in claimed]
-    for block, level in _heading_levels(candidates, matched, body):
-        roles[id(block)] = Role(ElementKind.HEADING, level)
-    for page, title, subtitles in titles:
+    for k, unit in enumerate(page.units):
+        if not isinstance(unit, Block) or id(unit) in roles or id(unit) in claimed:
+            continue
+        f = _features(unit)
+        if id(unit) in front:
+            roles[id(unit)] = Role(ElementKind.PARAGRAPH)
+            continue
+        subtitles = _chart_title(page, k, f, body)
+        if subtitles is not None:
+            roles[id(unit)] = Role(ElementKind.CAPTION)
+            # A block read earlier as a paragraph may still be this title's subtitle.
+            mine = [
+                b
+                for b in subtitles
+                if id(b) not in claimed
+                and roles.get(id(b), Role(ElementKind.PARAGRAPH)).kind == ElementKind.PARAGRAPH
+                and id(b) not in front
+            ]
+            claimed.update(id(b) for b in mine)
+            titles.append((unit, mine))
+            continue
+        big = f.size >= body * 1.08 and f.size - body >= 0.8
+        bold_body = (
+            f.bold
+            and abs(f.size - body) <= 0.12 * body
+            and f.lines <= 2
+            and _prose_follows(page.units, k, body)
+        )
+        if (
+            (big or bold_body)
+            and f.heading_shape(16 if big else 12)
+            and not (unit.style_share("monospace") >= 0.5 or unit.style_share("math") >= 0.3)
+        ):
+            candidates.append((unit, f))
+        else:
+            roles[id(unit)] = Role(_body_kind(unit, f))
+    styles: list[Style] = []
+    for block, f in candidates:
+        if id(block) not in claimed:
+            style = (f.size_class, f.bold, f.size)
+            roles[id(block)] = PendingHeading(ElementKind.HEADING, None, style)
+            styles.append(style)
+    for title, subtitles in titles:
         # One caption: the title and its subtitle ("% who say ...") describe the chart together.
         for sub in subtitles:
             title.lines.extend(sub.lines)
             page.units.remove(sub)
             roles.pop(id(sub), None)
-    return roles
+    return styles
+
+
+def resolve_headings(
+    roles: dict[int, Role],
+    font_level: Callable[[Style], int],
+    ocr_level: Callable[[float], int] | None = None,
+) -> None:
+    """Give every pending heading among ``roles`` its level."""
+    for key, role in roles.items():
+        if isinstance(role, PendingOcrHeading) and ocr_level is not None:
+            roles[key] = Role(ElementKind.HEADING, ocr_level(role.size))
+        elif isinstance(role, PendingHeading):
+            roles[key] = Role(ElementKind.HEADING, font_level(role.style))
 
 
 def _chart_title(page: Page, k: int, f: _Features, body: float) -> list[Block] | None:
@@ -349,34 +400,35 @@ def _body_kind(block: Block, f: _Features) -> ElementKind:
     return ElementKind.PARAGRAPH
 
 
-def _heading_levels(
-    candidates: list[tuple[Block, _Features]], matched: list[tuple[Block, int]], body: float
-) -> list[tuple[Block, int]]:
-    """Font-derived heading levels; with an outline, styles seen on outline headings reuse its
-    levels and other styles go below the deepest outline level."""
+def heading_levels(
+    candidates: Sequence[Style], matched: Sequence[tuple[Style, int]], body: float
+) -> Callable[[Style], int]:
+    """The level of a candidate heading's style, from the styles of every candidate and of the
+    outline's headings: with an outline, styles seen on outline headings reuse its levels and
+    other styles go below the deepest outline level; without, bigger sizes rank higher and
+    bold body-size headings come last."""
     if matched:
         style_level: dict[tuple[float, bool], int] = {}
-        for block, level in matched:
-            f = _features(block)
-            key = (f.size_class, f.bold)
+        for (size_class, bold, _), level in matched:
+            key = (size_class, bold)
             style_level[key] = min(level, style_level.get(key, level))
         deepest = max(level for _, level in matched)
         others = sorted(
-            {(f.size_class, f.bold) for _, f in candidates} - set(style_level),
+            {(c, b) for c, b, _ in candidates} - set(style_level),
             key=lambda k: (-k[0], not k[1]),
         )
         for rank, key in enumerate(others):
             style_level[key] = min(deepest + 1 + rank, 6)
-        return [(b, style_level[(f.size_class, f.bold)]) for b, f in candidates]
-    big_classes = sorted(
-        {f.size_class for _, f in candidates if f.size - body >= 0.8}, reverse=True
-    )
+        return lambda style: style_level[(style[0], style[1])]
+    big_classes = sorted({c for c, _, size in candidates if size - body >= 0.8}, reverse=True)
     size_level = {size: min(i + 1, 4) for i, size in enumerate(big_classes)}
     bold_level = min(len(big_classes), 4) + 1
-    return [
-        (b, size_level.get(f.size_class, bold_level) if f.size - body >= 0.8 else bold_level)
-        for b, f in candidates
-    ]
+
+    def by_size(style: Style) -> int:
+        c, _, size = style
+        return size_level.get(c, bold_level) if size - body >= 0.8 else bold_level
+
+    return by_size
 
 
 def _find_title(page: Page, body: float, meta_title: str | None) -> Block | None:
@@ -401,13 +453,14 @@ def _find_title(page: Page, body: float, meta_title: str | None) -> Block | None
     return block if f.size >= body * 1.15 else None
 
 
-def _match_outline(
-    pages: list[Page], outline: list[tuple[int, str, int]]
-) -> list[tuple[Block, int]]:
-    """Blocks carrying outline titles, as ``(block, level)``; a block whose first lines are the
-    heading is split so the heading stands alone."""
-    used: set[int] = set()
-    out: list[tuple[Block, int]] = []
+def match_outline(
+    pages: Sequence[Page], outline: Sequence[tuple[int, str, int]]
+) -> list[tuple[Style, int]]:
+    """Blocks carrying outline titles become headings of the outline's level (in their page's
+    ``roles``); a block whose first lines are the heading is split so the heading stands alone.
+    Returns each match's style and level, for :func:`heading_levels`. Must run before any other
+    role is given: a block with a role is taken."""
+    out: list[tuple[Style, int]] = []
     for depth, title, target in outline:
         want = _norm(title)
         if not want:
@@ -416,14 +469,15 @@ def _match_outline(
         for p in (target, target + 1, target - 1):
             if not 0 <= p < len(pages):
                 continue
-            for idx, unit in enumerate(pages[p].units):
-                if not isinstance(unit, Block) or id(unit) in used:
+            page = pages[p]
+            for idx, unit in enumerate(page.units):
+                if not isinstance(unit, Block) or id(unit) in page.roles:
                     continue
                 for k in range(1, min(3, len(unit.lines)) + 1):
                     got = _norm(" ".join(ln.text for ln in unit.lines[:k]))
                     score = _similar(want, got)
                     if score >= 0.85 and (best is None or score > best[0]):
-                        best = (score, pages[p], idx, k)
+                        best = (score, page, idx, k)
             if best is not None:
                 break
         if best is None:
@@ -435,6 +489,7 @@ def _match_outline(
             rest = Block(block.lines[k:], block.column)
             block.lines = block.lines[:k]
             page.units.insert(idx + 1, rest)
-        used.add(id(block))
-        out.append((block, depth + 1))
+        page.roles[id(block)] = Role(ElementKind.HEADING, depth + 1)
+        f = _features(block)
+        out.append(((f.size_class, f.bold, f.size), depth + 1))
     return out

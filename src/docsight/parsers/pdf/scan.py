@@ -19,6 +19,7 @@ figure crops are kept, so it can be added where it pays off.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ from docsight.parsers.pdf.extract import crop_asset
 from docsight.parsers.pdf.layout import Word, group_lines
 from docsight.parsers.pdf.page import Atom, Page
 from docsight.parsers.pdf.reading import Block
-from docsight.parsers.pdf.roles import Role
+from docsight.parsers.pdf.roles import PendingOcrHeading, Role
 from docsight.settings import ParseSettings
 
 _FURNITURE = {ElementKind.HEADER: "header", ElementKind.FOOTER: "footer"}
@@ -228,32 +229,58 @@ def apply_hints(pages: list[Page], roles: dict[int, Role]) -> None:
     sizes are estimates, too rough for the roles pass's half-point size classes. The document
     title stays with the roles pass; heading levels come from the sizes of all OCR'd headings
     of the document together, so equal headings on different pages get equal levels."""
-    heads: list[tuple[Block, float]] = []
     sizes: list[tuple[float, int]] = []
+    heads: list[float] = []
     for page in pages:
-        for unit in page.units:
-            hint = page.hints.get(id(unit))
-            if hint is None or not isinstance(unit, Block):
-                continue
-            counts = unit.font_counts()
-            sizes.extend((size, n) for (_, size), n in counts.items())
-            kind = hint[0]
-            role = roles.get(id(unit))
-            if kind not in HEADING_KINDS:
-                roles[id(unit)] = Role(kind)
-            elif role is None or role.kind != ElementKind.TITLE:
-                heads.append((unit, _weighted_median(list(counts.items()))))
+        hint_roles(page, roles, sizes, heads)
+    level = ocr_heading_levels(sizes, heads)
+    if level is not None:
+        for key, role in roles.items():
+            if isinstance(role, PendingOcrHeading):
+                roles[key] = Role(ElementKind.HEADING, level(role.size))
+
+
+def hint_roles(
+    page: Page, roles: dict[int, Role], sizes: list[tuple[float, int]], heads: list[float]
+) -> None:
+    """:func:`apply_hints` for one page: OCR's kinds into ``roles``; its headings wait for their
+    levels (:class:`~docsight.parsers.pdf.roles.PendingOcrHeading`). Adds the characters of each
+    size of the page's OCR'd blocks to ``sizes``, and each heading's size to ``heads``."""
+    for unit in page.units:
+        hint = page.hints.get(id(unit))
+        if hint is None or not isinstance(unit, Block):
+            continue
+        counts = unit.font_counts()
+        sizes.extend((size, n) for (_, size), n in counts.items())
+        kind = hint[0]
+        role = roles.get(id(unit))
+        if kind not in HEADING_KINDS:
+            roles[id(unit)] = Role(kind)
+        elif role is None or role.kind != ElementKind.TITLE:
+            size = _weighted_median(list(counts.items()))
+            roles[id(unit)] = PendingOcrHeading(ElementKind.HEADING, None, size)
+            heads.append(size)
+
+
+def ocr_heading_levels(
+    sizes: list[tuple[float, int]], heads: list[float]
+) -> Callable[[float], int] | None:
+    """The level of an OCR'd heading of a given size, from the sizes of every OCR'd block and
+    heading of the document (``None`` without headings)."""
     if not heads:
-        return
+        return None
     body = _weighted_median([(("", s), n) for s, n in sizes])
-    big = sorted((s for _, s in heads if s >= _BIG * body), reverse=True)
+    big = sorted((s for s in heads if s >= _BIG * body), reverse=True)
     classes: list[float] = []
     for s in big:
         if not classes or s < _SAME_LEVEL * classes[-1]:
             classes.append(s)
-    for unit, s in heads:
-        level = sum(1 for c in classes if s < _SAME_LEVEL * c) + 1 if s >= _BIG * body else None
-        roles[id(unit)] = Role(ElementKind.HEADING, min(level or len(classes) + 1, 6))
+
+    def level(s: float) -> int:
+        rank = sum(1 for c in classes if s < _SAME_LEVEL * c) + 1 if s >= _BIG * body else None
+        return min(rank or len(classes) + 1, 6)
+
+    return level
 
 
 #: OCR'd headings this much larger than the body text are ranked by size; smaller ones (bold

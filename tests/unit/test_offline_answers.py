@@ -439,6 +439,7 @@ def test_ambiguous_or_mixed_cells_are_not_compared_as_dates() -> None:
 
     assert _date("03/04/2024") is None  # day-first or month-first: not guessed
     assert _date("March 19, 2024") == _date("19 March 2024") == 20240319
-    assert _date("31 Foo 2024") is None
+    assert _date("31 Foo 2024") is None and _date("Mayor 2024") is None
+    assert _date("Sept. 2023") == 20230901
     assert _duration("2-3 years") == 3 * 365.25
     assert _duration("about 18 months") is not None and _duration("several weeks") is None

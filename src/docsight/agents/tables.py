@@ -267,7 +267,12 @@ _MONTHS = {
         start=1,
     )
 }
-_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+#: A month by its name or its usual abbreviation ("Mar", "Sept."), not any word that
+#: begins like one ("Mayor").
+_MONTH = (
+    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 _DATE_CELLS = (
     # 19 Mar 2024, 19 March 2024
     (re.compile(rf"^(\d{{1,2}})\s+{_MONTH},?\s+(\d{{4}})$", re.I), ("d", "m", "y")),

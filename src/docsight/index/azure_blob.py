@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from docsight.errors import ConfigurationError, MissingDependencyError
+from docsight.index.location import first_env, is_true
 
 #: Azurite's development account and key: published by Microsoft, the same on every machine.
 EMULATOR_ACCOUNT = "devstoreaccount1"
@@ -37,19 +38,10 @@ EMULATOR_KEY = (
 EMULATOR_URL = "http://127.0.0.1:10000"
 #: A REST version every current service and Azurite accept, with conditional Put Blob.
 API_VERSION = "2021-08-06"
-_TRUE = ("1", "true", "yes", "on")
 SETTINGS_HINT = (
     "AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN, "
     "AZURE_STORAGE_ENDPOINT, or AZURE_STORAGE_USE_EMULATOR with AZURITE_BLOB_STORAGE_URL"
 )
-
-
-def _env(*names: str) -> str | None:
-    for name in names:
-        value = os.environ.get(name)
-        if value:
-            return value
-    return None
 
 
 @dataclass(frozen=True)
@@ -120,26 +112,28 @@ class AzureSettings:
 
 def azure_settings() -> AzureSettings:
     """The blob service configured by the environment (see the module's docstring)."""
-    emulator = (_env("AZURE_STORAGE_USE_EMULATOR") or "").lower() in _TRUE
+    emulator = is_true(first_env("AZURE_STORAGE_USE_EMULATOR"))
     if emulator:
-        account = _env("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT") or EMULATOR_ACCOUNT
-        base = (_env("AZURITE_BLOB_STORAGE_URL") or EMULATOR_URL).rstrip("/")
-        key = _env("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_KEY")
+        account = (
+            first_env("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT") or EMULATOR_ACCOUNT
+        )
+        base = (first_env("AZURITE_BLOB_STORAGE_URL") or EMULATOR_URL).rstrip("/")
+        key = first_env("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_KEY")
         if key is None and account == EMULATOR_ACCOUNT:
             key = EMULATOR_KEY
         return AzureSettings(account, f"{base}/{account}", key=key, emulator=True)
-    named = _env("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT")
+    named = first_env("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT")
     if not named:
         raise ConfigurationError(
             "an az:// collection needs the storage account: set AZURE_STORAGE_ACCOUNT_NAME "
             f"(the settings read: {SETTINGS_HINT})"
         )
-    endpoint = _env("AZURE_STORAGE_ENDPOINT") or f"https://{named}.blob.core.windows.net"
+    endpoint = first_env("AZURE_STORAGE_ENDPOINT") or f"https://{named}.blob.core.windows.net"
     return AzureSettings(
         named,
         endpoint.rstrip("/"),
-        key=_env("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_KEY"),
-        sas_token=(_env("AZURE_STORAGE_SAS_TOKEN") or "").lstrip("?") or None,
+        key=first_env("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_KEY"),
+        sas_token=(first_env("AZURE_STORAGE_SAS_TOKEN") or "").lstrip("?") or None,
     )
 
 

@@ -38,6 +38,13 @@ _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)$")
 # ``Path("s3://b/p")`` collapses the double slash; such a path still names the URI.
 _COLLAPSED = re.compile(r"^(s3|gs|az):/([^/].*)$")
 _TRUE = {"1", "true", "yes", "on"}
+
+
+def is_true(value: str | None) -> bool:
+    """Whether a setting's text says yes ("1", "true", "yes", "on", any case)."""
+    return (value or "").lower() in _TRUE
+
+
 #: How long a gs:// request may be retried before the command fails with the reason.
 _GCS_RETRY_S = 15
 
@@ -276,7 +283,8 @@ class LocalLocation(Location):
 # --- object storage --------------------------------------------------------------------------
 
 
-def _env(*names: str) -> str | None:
+def first_env(*names: str) -> str | None:
+    """The first of the environment variables ``names`` that is set and not empty."""
     for name in names:
         value = os.environ.get(name)
         if value:
@@ -287,12 +295,12 @@ def _env(*names: str) -> str | None:
 def s3_settings() -> dict[str, str | None]:
     """The standard AWS variables, as every AWS tool reads them."""
     return {
-        "endpoint": _env("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
-        "allow_http": _env("AWS_ALLOW_HTTP"),
-        "key": _env("AWS_ACCESS_KEY_ID"),
-        "secret": _env("AWS_SECRET_ACCESS_KEY"),
-        "token": _env("AWS_SESSION_TOKEN"),
-        "region": _env("AWS_REGION", "AWS_DEFAULT_REGION"),
+        "endpoint": first_env("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
+        "allow_http": first_env("AWS_ALLOW_HTTP"),
+        "key": first_env("AWS_ACCESS_KEY_ID"),
+        "secret": first_env("AWS_SECRET_ACCESS_KEY"),
+        "token": first_env("AWS_SESSION_TOKEN"),
+        "region": first_env("AWS_REGION", "AWS_DEFAULT_REGION"),
     }
 
 
@@ -359,7 +367,7 @@ class RemoteLocation(Location):
             "aws_session_token": env["token"],
             "aws_region": env["region"],
         }
-        if (env["allow_http"] or "").lower() in _TRUE:
+        if is_true(env["allow_http"]):
             options["allow_http"] = "true"
         return {k: v for k, v in options.items() if v}
 
@@ -379,7 +387,7 @@ class RemoteLocation(Location):
                 scheme = "https"
                 if endpoint and "://" in endpoint:
                     scheme, endpoint = endpoint.split("://", 1)
-                if scheme == "http" and (env["allow_http"] or "").lower() not in _TRUE:
+                if scheme == "http" and not is_true(env["allow_http"]):
                     raise UsageError(
                         f"AWS_ENDPOINT_URL is plain http ({env['endpoint']}): set "
                         "AWS_ALLOW_HTTP=true to allow an unencrypted endpoint (a local one)"

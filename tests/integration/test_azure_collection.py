@@ -10,50 +10,27 @@ writer is refused with ``collection_leased`` while the first holds the lease.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from docsight import DocSight, Settings
 from docsight.cli.main import app
-from docsight.errors import CollectionLeasedError, CollectionNotFoundError
+from docsight.errors import CollectionNotFoundError
 from docsight.index.lease import LEASE_NAME, WriterLease
 from docsight.index.location import RemoteLocation
 from fixtures.azure_fixtures import AzureEndpoint, azure, azurite  # noqa: F401 (fixtures)
-from fixtures.corpus_fixtures import write_corpus
-from fixtures.pdfgen import make_two_column
+from fixtures.remote_pair import Pair, assert_refused_while_leased, ingest_pair
 
 QUERIES = ["how much does the team plan cost per month", "warranty returns", "error E42 licence"]
 runner = CliRunner()
 pytestmark = pytest.mark.slow
 
 
-@dataclass
-class Pair:
-    local: DocSight
-    remote: DocSight
-    uri: str
-    container: str
-    files: Path
-    work_dir: Path
-
-
 @pytest.fixture(scope="module")
 def pair(azure: AzureEndpoint, tmp_path_factory: pytest.TempPathFactory) -> Pair:  # noqa: F811
     base = tmp_path_factory.mktemp("azure")
-    files = write_corpus(base / "files")
-    make_two_column(files / "note.pdf")  # a PDF: its file is kept for page images
-    container = azure.container("collections")
-    uri = f"az://{container}/team/col"
-    settings = {"ingest": {"isolation": "none"}}  # parsing in-process keeps the test fast
-    local = DocSight(base / "local", settings=Settings(**settings))
-    remote = DocSight(uri, settings=Settings(work_dir=base / "work", **settings))
-    for ds in (local, remote):
-        report = ds.ingest([files])
-        assert report.counts() == {"added": 3, "skipped": 0, "no_text": 0, "failed": 0}
-    return Pair(local, remote, uri, container, files, base / "work")
+    return ingest_pair(base, "az", azure.container("collections"))
 
 
 def test_an_az_collection_holds_what_a_local_one_holds(
@@ -73,7 +50,7 @@ def test_an_az_collection_holds_what_a_local_one_holds(
     # What is shared lives under the prefix, in the container; the lease is gone.
     import pyarrow.fs as pafs
 
-    selector = pafs.FileSelector(f"{pair.container}/team/col", recursive=True)
+    selector = pafs.FileSelector(f"{pair.root}/team/col", recursive=True)
     names = {i.path.split("/team/col/", 1)[1] for i in azure.fs.get_file_info(selector)}
     assert "collection.json" in names and LEASE_NAME not in names
     assert any(n.startswith("tables/chunks.lance/_versions/") for n in names)
@@ -92,17 +69,7 @@ def test_a_second_writer_to_an_az_collection_is_refused(pair: Pair) -> None:
         RemoteLocation(pair.uri, pair.work_dir), holder="build-host:4242", ttl=30
     ).acquire()
     try:
-        impatient = DocSight(pair.uri, settings=Settings(work_dir=pair.work_dir, lock_timeout=0.3))
-        with pytest.raises(CollectionLeasedError, match="build-host:4242 since"):
-            impatient.ingest([pair.files])
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("DOCSIGHT_LOCK_TIMEOUT", "0.3")
-            patch.setenv("DOCSIGHT_WORK_DIR", str(pair.work_dir))
-            refused = runner.invoke(
-                app, ["ingest", str(pair.files), "-c", pair.uri, "--json"], catch_exceptions=False
-            )
-        assert refused.exit_code == 1
-        assert json.loads(refused.output)["error"]["code"] == "collection_leased"
+        assert_refused_while_leased(pair, "build-host:4242")
     finally:
         holder.release()
     again = DocSight(pair.uri, settings=Settings(work_dir=pair.work_dir, lock_timeout=0.3))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,11 +19,11 @@ from typer.testing import CliRunner
 
 from docsight import DocSight, Settings
 from docsight.cli.main import app
-from docsight.errors import CollectionLeasedError, CollectionNotFoundError
+from docsight.errors import CollectionNotFoundError
 from docsight.index.lease import LEASE_NAME, WriterLease
 from docsight.index.location import RemoteLocation
-from fixtures.corpus_fixtures import write_corpus
 from fixtures.pdfgen import make_two_column
+from fixtures.remote_pair import Pair, assert_refused_while_leased, ingest_pair
 from fixtures.s3_fixtures import S3Endpoint, moto_server, s3  # noqa: F401 (fixtures)
 
 QUERIES = [
@@ -37,30 +36,10 @@ QUESTION = "How much does the Team plan cost per month?"
 runner = CliRunner()
 
 
-@dataclass
-class Pair:
-    local: DocSight
-    remote: DocSight
-    uri: str
-    bucket: str
-    files: Path
-    work_dir: Path
-
-
 @pytest.fixture(scope="module")
 def pair(s3: S3Endpoint, tmp_path_factory: pytest.TempPathFactory) -> Pair:  # noqa: F811
     base = tmp_path_factory.mktemp("remote")
-    files = write_corpus(base / "files")
-    make_two_column(files / "note.pdf")  # a PDF: its file is kept for page images
-    bucket = s3.bucket("collections")
-    uri = f"s3://{bucket}/team/col"
-    # Parsing in-process keeps the test fast; the store is written by this process either way.
-    local = DocSight(base / "local", settings=Settings(ingest={"isolation": "none"}))
-    remote = DocSight(uri, settings=Settings(work_dir=base / "work", ingest={"isolation": "none"}))
-    for ds in (local, remote):
-        report = ds.ingest([files])
-        assert report.counts() == {"added": 3, "skipped": 0, "no_text": 0, "failed": 0}
-    return Pair(local, remote, uri, bucket, files, base / "work")
+    return ingest_pair(base, "s3", s3.bucket("collections"))
 
 
 def _chunks(ds: DocSight) -> dict[str, list[str]]:
@@ -93,7 +72,7 @@ def test_shared_part_lives_under_the_prefix_and_caches_stay_local(
     pair: Pair,
     s3: S3Endpoint,  # noqa: F811
 ) -> None:
-    keys = s3.keys(pair.bucket, "team/col/")
+    keys = s3.keys(pair.root, "team/col/")
     names = {k.removeprefix("team/col/") for k in keys}
     assert {"collection.json", "recovery/collection.json"} <= names
     assert any(n.startswith("sources/") and n.endswith(".pdf") for n in names)
@@ -105,9 +84,9 @@ def test_shared_part_lives_under_the_prefix_and_caches_stay_local(
     answer = pair.remote.chat(QUESTION)
     assert (pair.work_dir / "sessions" / f"{answer.session}.json").is_file()
     assert pair.remote.conversation(answer.session).id == answer.session
-    names = {k.removeprefix("team/col/") for k in s3.keys(pair.bucket, "team/col/")}
+    names = {k.removeprefix("team/col/") for k in s3.keys(pair.root, "team/col/")}
     assert not any(n.startswith(("cache/", "sessions/")) for n in names)
-    manifest = json.loads(s3.client.get_object(Bucket=pair.bucket, Key=keys[0])["Body"].read())
+    manifest = json.loads(s3.client.get_object(Bucket=pair.root, Key=keys[0])["Body"].read())
     assert manifest["schema_version"] and manifest["encoder"]["dim"] == 384
 
     stats = pair.remote.info()
@@ -138,17 +117,7 @@ def test_a_second_writer_is_refused_then_serialised(pair: Pair) -> None:
         RemoteLocation(pair.uri, pair.work_dir), holder="build-host:4242", ttl=30
     ).acquire()
     try:
-        impatient = DocSight(pair.uri, settings=Settings(work_dir=pair.work_dir, lock_timeout=0.3))
-        with pytest.raises(CollectionLeasedError, match="build-host:4242 since"):
-            impatient.ingest([pair.files])
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("DOCSIGHT_LOCK_TIMEOUT", "0.3")
-            patch.setenv("DOCSIGHT_WORK_DIR", str(pair.work_dir))
-            refused = runner.invoke(
-                app, ["ingest", str(pair.files), "-c", pair.uri, "--json"], catch_exceptions=False
-            )
-        assert refused.exit_code == 1
-        assert json.loads(refused.output)["error"]["code"] == "collection_leased"
+        assert_refused_while_leased(pair, "build-host:4242")
         patient = DocSight(pair.uri, settings=Settings(work_dir=pair.work_dir, lock_timeout=20))
         release = threading.Timer(0.8, other.release)
         release.start()
@@ -165,9 +134,9 @@ def test_missing_collections_and_buckets_are_clear_errors(
 ) -> None:
     settings = Settings(work_dir=pair.work_dir)
     with pytest.raises(CollectionNotFoundError, match="nothing stored under that prefix"):
-        DocSight(f"s3://{pair.bucket}/nothing/here", settings=settings).search("widget")
+        DocSight(f"s3://{pair.root}/nothing/here", settings=settings).search("widget")
     with pytest.raises(CollectionNotFoundError):
-        DocSight(f"s3://{pair.bucket}/nothing", settings=settings).documents()
+        DocSight(f"s3://{pair.root}/nothing", settings=settings).documents()
     with pytest.raises(CollectionNotFoundError, match="no bucket no-such-bucket-here"):
         DocSight("s3://no-such-bucket-here/col", settings=settings).search("widget")
     gone = runner.invoke(app, ["docs", "-c", "s3://no-such-bucket-here/col", "--json"])
@@ -192,7 +161,7 @@ def test_serve_uploads_asks_and_shows_pages_of_a_remote_collection(
     from docsight.server.app import create_app
 
     # A prefix of its own, empty: the server starts on it as on a new local directory.
-    uri = f"s3://{pair.bucket}/team/served"
+    uri = f"s3://{pair.root}/team/served"
     work = tmp_path / "work"
     ds = DocSight(uri, settings=Settings(work_dir=work, ingest={"isolation": "none"}))
     pdf = make_two_column(tmp_path / "note.pdf")
@@ -228,7 +197,7 @@ def test_serve_uploads_asks_and_shows_pages_of_a_remote_collection(
         page = client.get("/api/v1/documents/note.pdf/pages/0.png")
         assert page.status_code == 200 and page.headers["content-type"] == "image/png"
     # The documents are under the prefix; the uploads were local and are gone.
-    assert s3.keys(pair.bucket, "team/served/tables/")
+    assert s3.keys(pair.root, "team/served/tables/")
     assert not [p for p in (work / "uploads").rglob("*") if p.is_file()]
 
 
@@ -237,12 +206,12 @@ def test_rm_removes_a_document_and_its_kept_file(
     s3: S3Endpoint,  # noqa: F811
 ) -> None:
     # Runs last: it changes both collections the same way.
-    sources = [k for k in s3.keys(pair.bucket, "team/col/sources/") if k.endswith(".pdf")]
+    sources = [k for k in s3.keys(pair.root, "team/col/sources/") if k.endswith(".pdf")]
     removed = runner.invoke(app, ["rm", "note.pdf", "-c", pair.uri, "--json"])
     assert removed.exit_code == 0, removed.output
     pair.local.remove("note.pdf")
     assert [d.id for d in pair.remote.documents()] == [d.id for d in pair.local.documents()]
-    assert not set(sources) & set(s3.keys(pair.bucket, "team/col/sources/"))
+    assert not set(sources) & set(s3.keys(pair.root, "team/col/sources/"))
     for query in QUERIES[:2]:
         assert [h.chunk_id for h in pair.remote.search(query, k=5)] == [
             h.chunk_id for h in pair.local.search(query, k=5)
@@ -255,9 +224,9 @@ def test_damage_is_found_and_a_table_that_cannot_open_is_not_repaired_remotely(
 ) -> None:
     # Runs last: it damages the remote collection. The newest manifest of a table is garbled:
     # that table cannot be opened.
-    versions = s3.keys(pair.bucket, "team/col/tables/graphs.lance/_versions/")
+    versions = s3.keys(pair.root, "team/col/tables/graphs.lance/_versions/")
     newest = min(versions)  # Lance's v2 names sort the newest version first
-    s3.client.put_object(Bucket=pair.bucket, Key=newest, Body=b"garbled")
+    s3.client.put_object(Bucket=pair.root, Key=newest, Body=b"garbled")
     report = DocSight(pair.uri, settings=Settings(work_dir=pair.work_dir)).check()
     assert report.path == pair.uri and report.work_dir == str(pair.work_dir)
     assert not report.ok

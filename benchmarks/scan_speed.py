@@ -35,14 +35,10 @@ from _machine import load_average, machine, machine_busy_s, others_share, own_cp
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
+from ocr_speed import DECKS  # noqa: E402  (the dev decks without a text layer)
+
 from docsight import DocSight  # noqa: E402
 from fixtures import scangen  # noqa: E402
-
-DECKS = (
-    "amb-siteaudits-ds15-150204174043-conversion-gate01_95.pdf",
-    "avalaunchpresentationsthatkickasteriskv3copy-150318114804-conversion-gate01_95.pdf",
-    "bigdatatrends-120723191058-phpapp02_95.pdf",
-)
 
 
 def first_pages(src: Path, out: Path, n: int) -> Path:

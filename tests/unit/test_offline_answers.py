@@ -443,3 +443,71 @@ def test_ambiguous_or_mixed_cells_are_not_compared_as_dates() -> None:
     assert _date("Sept. 2023") == 20230901
     assert _duration("2-3 years") == 3 * 365.25
     assert _duration("about 18 months") is not None and _duration("several weeks") is None
+
+
+def test_a_list_written_inline_after_an_introducer_is_the_answer() -> None:
+    from docsight.agents.values import inline_list
+    from docsight.settings import AnswerSettings
+
+    sentence = (
+        "We focus our product offerings in five key categories: Running, Basketball, "
+        "Football (Soccer, Futsal), Training and Sportswear (lifestyle products)."
+    )
+    assert inline_list(sentence) == (
+        "Running; Basketball; Football (Soccer, Futsal); Training; Sportswear (lifestyle products)"
+    )
+    # Prose after a colon is not a list, nor are two long clauses joined by "and".
+    assert inline_list("Results: our method beats every baseline on all four datasets.") is None
+    assert (
+        inline_list("Note: the survey ran for a month and the panel was reweighted by age.") is None
+    )
+    assert inline_list("Spare parts include gaskets and seals.") == "gaskets; seals"
+
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answer = answerer.answer(
+        "What are the key categories of the product offerings?",
+        [_source(1, "Sales grew in every region."), _source(2, sentence.replace(", Futsal", ""))],
+        Evidence(0.8, 0.8),
+    )
+    gold = "['Running', 'Basketball', 'Football (Soccer)', 'Training', 'Sportswear (lifestyle)']"
+    assert answer.answer.startswith("Running; Basketball; Football (Soccer); Training; ")
+    assert strict_score(answer.answer, gold, "List") > 0.5
+
+
+def test_ranking_weights_default_load_and_decide_the_best_candidate(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from docsight.agents.ranking import SCHEMA_VERSION, RankWeights, load_weights
+    from docsight.errors import ConfigurationError
+    from docsight.settings import AnswerSettings
+
+    assert load_weights(tmp_path / "absent.json") == RankWeights()
+    good = tmp_path / "w.json"
+    weights = {**RankWeights().as_dict(), "rank": 0.4}
+    good.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "weights": weights}))
+    assert load_weights(good).rank == 0.4
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps({"schema_version": 0, "weights": {"lexical": 1.0}}))
+    with pytest.raises(ConfigurationError, match=r"refit with benchmarks/fit_ranking\.py"):
+        load_weights(stale)
+
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    sources = [
+        _source(1, "The pump was serviced in 2019 by the vendor."),
+        _source(2, "The north pump was serviced in 2021 by the city's own crew."),
+    ]
+    question = "When was the north pump serviced by the city's crew?"
+
+    def first(w: RankWeights) -> str:
+        answerer = ExtractiveAnswerer(
+            lambda: _Encoder(),  # type: ignore[arg-type,return-value]
+            AnswerSettings(),
+            refusal=always,
+            weights=w,
+        )
+        return answerer.answer(question, sources, Evidence(0.8, 0.8)).answer.split("\n")[0]
+
+    # By its words the second source answers; weighing only the retrieval rank, the first.
+    assert first(RankWeights()) == "2021 [2]"
+    assert first(RankWeights(lexical=0.0, dense=0.0, rank=1.0)) == "2019 [1]"

@@ -18,13 +18,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence, clip_words
 from docsight.agents.question import Intent, read_intent
+from docsight.agents.ranking import (
+    CellFeatures,
+    RankWeights,
+    SentenceFeatures,
+    cell_score,
+    load_weights,
+    sentence_score,
+)
 from docsight.agents.refusal import RefusalModel, Signals, load_model
 from docsight.agents.tables import CellAnswer, lookup, parse_tables
 from docsight.agents.values import extract_value
@@ -153,6 +161,8 @@ class Scored:
     value: str | None = None
     cell: CellAnswer | None = None
     caption: bool = False
+    #: What the score was computed from (``agents.ranking``).
+    features: SentenceFeatures | CellFeatures | None = None
 
     @property
     def quote(self) -> str:
@@ -178,54 +188,87 @@ class ExtractiveAnswerer:
         encoder: Callable[[], Encoder],
         settings: AnswerSettings,
         refusal: RefusalModel | None = None,
+        weights: RankWeights | None = None,
     ) -> None:
         self._encoder = encoder
         self.settings = settings
         self.refusal = refusal if refusal is not None else load_model()
+        self.weights = weights if weights is not None else load_weights()
 
     # --- scoring -----------------------------------------------------------------------------
 
     def draft(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Draft:
         intent = read_intent(question)
+        scored, weights = self.scored(question, intent, sources)
+        signals = _signals(intent, sources, evidence, scored, weights)
+        return Draft(intent, scored, signals, evidence.absent)
+
+    def scored(
+        self,
+        question: str,
+        intent: Intent,
+        sources: Sequence[Source],
+        *,
+        embedded: int = _EMBEDDED,
+    ) -> tuple[list[Scored], dict[str, float]]:
+        """Every candidate with its features and score, best first, and the IDF weights of the
+        question's words. The ``embedded`` best by words and rank get their cosine measured
+        (``benchmarks/fit_ranking.py`` measures every one, to refit which ones would be)."""
         pool = candidates(sources)
         # The quote: an announcing sentence restates the question, the items it brings answer.
         terms = [set(content_terms(c.quote)) for c in pool]
         q_terms = set(intent.terms)
         weights = idf_weights(terms or [q_terms], q_terms)
         total = sum(weights.values()) or 1.0
+        typed = intent.type in ("count", "number", "date", "entity")
+        w = self.weights
         scored: list[Scored] = []
-        keep: list[int] = []
         for i, cand in enumerate(pool):
             value = _list_value(intent, cand) or extract_value(intent, cand.quote)
             new_words = terms[i] - q_terms
             if not value and len(new_words) <= 2 and not any(ch.isdigit() for ch in cand.text):
                 continue  # it only restates the question
-            keep.append(i)
-            lexical = sum(w for t, w in weights.items() if t in terms[i]) / total
+            # A share is not the amount asked for (see ``values.extract_value``).
+            fitting = value and not (intent.numeric and "%" in value and not intent.wants_share)
+            periods = sum(1 for p in intent.periods if p in terms[i])
+            features = SentenceFeatures(
+                lexical=sum(wt for t, wt in weights.items() if t in terms[i]) / total,
+                inverse_rank=1.0 / cand.source.rank,
+                typed=typed,
+                has_value=bool(fitting),
+                period=periods / len(intent.periods) if intent.periods else 0.0,
+                caption=bool(CAPTION_RE.match(cand.text)),
+            )
             scored.append(
                 Scored(
                     source=cand.source,
                     text=cand.quote,
-                    score=0.5 * lexical + 0.05 / cand.source.rank,
+                    score=0.0,
                     value=value,
-                    caption=bool(CAPTION_RE.match(cand.text)),
+                    caption=features.caption,
+                    features=features,
                 )
             )
-        self._add_dense(question, scored)
-        for item, i in zip(scored, keep, strict=True):
-            item.score += _fit_bonus(intent, item.value, terms[i])
-            if item.caption:
-                item.score *= 0.5  # a caption names a table; it does not answer from it
-        scored.extend(_cells(intent, sources, terms))
+        self._add_dense(question, scored, embedded)
+        for item in scored:
+            assert isinstance(item.features, SentenceFeatures)
+            item.score = sentence_score(item.features, w)
+        scored.extend(_cells(intent, sources, terms, w))
         scored.sort(key=lambda s: -s.score)
-        signals = _signals(intent, sources, evidence, scored, weights)
-        return Draft(intent, scored, signals, evidence.absent)
+        return scored, weights
 
-    def _add_dense(self, question: str, scored: list[Scored]) -> None:
-        """Half of a candidate's score is its cosine with the question, for the best few."""
-        if not scored:
+    def _add_dense(self, question: str, scored: list[Scored], limit: int) -> None:
+        """The cosine with the question, for the ``limit`` best by words and retrieval rank."""
+        if not scored or limit <= 0:
             return
-        order = sorted(range(len(scored)), key=lambda i: -scored[i].score)[:_EMBEDDED]
+        w = self.weights
+
+        def prior(item: Scored) -> float:
+            f = item.features
+            assert isinstance(f, SentenceFeatures)
+            return w.lexical * f.lexical + w.rank * f.inverse_rank
+
+        order = sorted(range(len(scored)), key=lambda i: -prior(scored[i]))[:limit]
         encoder = self._encoder()
         # A sentence read twice (a hit and the page around it) is encoded once.
         texts = [clip_words(scored[i].text, _CANDIDATE_WORDS) for i in order]
@@ -234,7 +277,9 @@ class ExtractiveAnswerer:
         query = encoder.encode_queries([question])[0]
         sims = dict(zip(unique, np.clip(vectors @ query, 0.0, 1.0).tolist(), strict=True))
         for i, text in zip(order, texts, strict=True):
-            scored[i].score += 0.5 * float(sims[text])
+            f = scored[i].features
+            assert isinstance(f, SentenceFeatures)
+            scored[i].features = replace(f, dense=float(sims[text]))
 
     # --- answering ---------------------------------------------------------------------------
 
@@ -334,20 +379,9 @@ def _list_value(intent: Intent, candidate: Candidate) -> str | None:
     return None
 
 
-def _fit_bonus(intent: Intent, value: str | None, terms: set[str]) -> float:
-    """How well a candidate holds the kind of answer asked for, and its period."""
-    bonus = 0.0
-    if value and intent.numeric and "%" in value and not intent.wants_share:
-        value = None  # a share is not the amount asked for (see ``values.extract_value``)
-    if intent.type in ("count", "number", "date", "entity"):
-        bonus += 0.15 if value else -0.1
-    if intent.periods:
-        found = sum(1 for p in intent.periods if p in terms)
-        bonus += 0.1 * found / len(intent.periods)
-    return bonus
-
-
-def _cells(intent: Intent, sources: Sequence[Source], terms: list[set[str]]) -> list[Scored]:
+def _cells(
+    intent: Intent, sources: Sequence[Source], terms: list[set[str]], w: RankWeights
+) -> list[Scored]:
     """The best cell of every table in the sources, scored like the other candidates."""
     out: list[Scored] = []
     seen: set[tuple[str, str, str]] = set()
@@ -362,19 +396,28 @@ def _cells(intent: Intent, sources: Sequence[Source], terms: list[set[str]]) -> 
             # Row and column both matching is strong evidence, stronger than a sentence with
             # the same words; a comparison or a value column is only as good as its match.
             column = max(0.0, cell.column_match)
-            strength = min(1.0, cell.row_match + column)
-            score = 0.3 + 0.7 * strength + 0.05 / source.rank
-            if cell.row_match > 0 and column > 0:
-                score += 0.15  # the question names both the row and the column
-            if intent.type in ("count", "number", "comparison"):
-                score += 0.1
-            # A cell answers only for what its table is about: the question's words that
-            # neither its row, its column, the table's caption nor its section hold ("revenue"
-            # asked of a table of earnings) take their share of the score away.
-            # (A comparison's row is its answer, and its words of direction are in no table.)
-            if intent.type != "comparison":
-                score *= _coverage(cell, source, weights_for)
-            out.append(Scored(source=source, text=cell.quote, score=score, cell=cell))
+            features = CellFeatures(
+                strength=min(1.0, cell.row_match + column),
+                both=cell.row_match > 0 and column > 0,
+                numeric=intent.type in ("count", "number", "comparison"),
+                inverse_rank=1.0 / source.rank,
+                # A cell answers only for what its table is about: the question's words that
+                # neither its row, its column, the table's caption nor its section hold
+                # ("revenue" asked of a table of earnings) take their share of the score away.
+                # (A comparison's row is its answer, and its words of direction are in no table.)
+                coverage=1.0
+                if intent.type == "comparison"
+                else _coverage(cell, source, weights_for),
+            )
+            out.append(
+                Scored(
+                    source=source,
+                    text=cell.quote,
+                    score=cell_score(features, w),
+                    cell=cell,
+                    features=features,
+                )
+            )
     return out
 
 

@@ -166,7 +166,40 @@ def extract_value(intent: Intent, text: str) -> str | None:
         return min(names, key=lambda n: _near(text, n[0], anchors, n[0] + len(n[1])))[1].strip(
             " .,"
         )
+    if intent.type == "list":
+        return inline_list(text)
     return None
+
+
+#: What introduces the items of a list written inline: a colon, "such as", "including", ...
+_INTRODUCER = re.compile(r":|\b(?:such as|including|includes?|namely|consists? of|comprises?)\b")
+_ITEM_SEPARATOR = re.compile(r"\s*(?:,|;)\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+")
+#: Items longer than this are clauses of prose, not the entries of a list.
+_ITEM_WORDS = 8
+
+
+def inline_list(text: str) -> str | None:
+    """The items a sentence lists after an introducer ("six key categories: Running, NIKE
+    Basketball, ... and Sportswear"), joined by semicolons, or ``None`` when it lists fewer than
+    three short items (two joined by "and" count when both are short names)."""
+    for intro in _INTRODUCER.finditer(text):
+        tail = text[intro.end() :].strip().rstrip(" .;")
+        # Split where the text without its bracketed asides has a separator (same offsets).
+        cuts = list(_ITEM_SEPARATOR.finditer(_without_brackets(tail)))
+        bounds = [0, *(i for m in cuts for i in (m.start(), m.end())), len(tail)]
+        items = [tail[a:b].strip() for a, b in zip(bounds[::2], bounds[1::2], strict=True)]
+        items = [i for i in items if i]
+        if len(items) < 2 or any(len(i.split()) > _ITEM_WORDS for i in items):
+            continue
+        if len(items) == 2 and any(len(i.split()) > 3 for i in items):
+            continue
+        return "; ".join(items)
+    return None
+
+
+def _without_brackets(text: str) -> str:
+    """``text`` with bracketed asides masked (same length), so their commas do not split an item."""
+    return re.sub(r"\([^()]*\)", lambda m: "_" * len(m.group(0)), text)
 
 
 def _split_at(span: str, words: set[str]) -> list[str]:

@@ -15,7 +15,6 @@ import logging
 import os
 import threading
 import warnings
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -33,7 +32,7 @@ from docsight.errors import (
     StoreError,
 )
 from docsight.graph.build import GraphBundle
-from docsight.graph.model import GRAPH_SCHEMA_VERSION, ContentGraph, GraphReferences
+from docsight.graph.model import ContentGraph
 from docsight.index import repair
 from docsight.index import schema as S
 from docsight.index.base import (
@@ -41,16 +40,20 @@ from docsight.index.base import (
     CheckReport,
     CollectionStats,
     DocumentInfo,
-    NodeHit,
     PageIndex,
     PageVectors,
 )
+from docsight.index.graph_rows import GraphMethods
 from docsight.index.guard import guard
 from docsight.index.location import LocalLocation, Location, open_location
 from docsight.index.renders import Renderer
 from docsight.index.sources import SourceFiles, render_asset, stored_source
 from docsight.index.visual import PageVectorMethods
 from docsight.index.visual import write as write_page_vectors
+from docsight.index.where import batches as _batches
+from docsight.index.where import has_text_index as _has_text_index
+from docsight.index.where import in_filter as _in_filter
+from docsight.index.where import quote as _quote
 
 log = logging.getLogger(__name__)
 
@@ -65,29 +68,13 @@ _FTS_OPTIONS = dict(
     remove_stop_words=True,
     ascii_folding=True,
 )
-_MAX_IN_LIST = 500  # ids per IN (...) filter; longer lists are split
 #: Tables whose rows belong to one document each (the documents row commits them).
 CHILD_TABLES = ("chunks", "nodes", "graphs", "elements", "pages", "assets", "page_vectors")
 #: Tables with a full-text index on ``text``.
 _TEXT_TABLES = ("chunks", "pages", "nodes")
-#: Content graphs kept in memory per store, by document id (they never change once committed).
-_GRAPH_CACHE = 64
 
 
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _in_filter(column: str, values: Iterable[str]) -> str:
-    return f"{column} IN ({', '.join(_quote(v) for v in values)})"
-
-
-def _batches(values: Sequence[str], size: int = _MAX_IN_LIST) -> Iterable[Sequence[str]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
-class LanceStore(PageVectorMethods):
+class LanceStore(GraphMethods, PageVectorMethods):
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -635,115 +622,6 @@ class LanceStore(PageVectorMethods):
         rows = search.select(["id", "doc_id", "page", "_distance"]).limit(limit).to_arrow()
         return self._hits(rows, [1.0 - d for d in rows.column("_distance").to_pylist()])
 
-    # --- the content graph ---------------------------------------------------------------------
-
-    def get_graph(self, doc_id: str) -> ContentGraph | None:
-        """The content graph of a committed document (``None`` for documents stored without
-        one). Graphs never change under a document id, so they are kept in memory."""
-        if doc_id not in self.committed_ids():
-            self._graphs.pop(doc_id, None)
-            return None
-        cached = self._graphs.get(doc_id)
-        if cached is not None:
-            return cached
-        table = self._table("graphs")
-        if table is None:
-            return None
-        rows = table.search().where(f"id = {_quote(doc_id)}").limit(1).to_arrow().to_pylist()
-        if not rows or rows[0]["schema_version"] != GRAPH_SCHEMA_VERSION:
-            return None
-        try:
-            graph = S.graph_from_row(rows[0])
-        except (ValueError, zlib.error) as exc:
-            raise StoreError(f"the content graph of document {doc_id} is damaged ({exc})") from exc
-        if len(self._graphs) >= _GRAPH_CACHE:
-            self._graphs.pop(next(iter(self._graphs)))
-        self._graphs[doc_id] = graph
-        return graph
-
-    def graph_references(self, doc_ids: Sequence[str]) -> list[GraphReferences]:
-        """The reference indexes of committed documents (no graph is decompressed)."""
-        table = self._table("graphs")
-        committed = self.committed_ids()
-        wanted = [d for d in dict.fromkeys(doc_ids) if d in committed]
-        if table is None or not wanted:
-            return []
-        out = []
-        for batch in _batches(wanted):
-            rows = (
-                table.search()
-                .where(_in_filter("id", batch))
-                .select(["doc_id", "schema_version", "refs"])
-                .limit(None)
-                .to_arrow()
-                .to_pylist()
-            )
-            out.extend(
-                S.refs_from_row(r) for r in rows if r["schema_version"] == GRAPH_SCHEMA_VERSION
-            )
-        return out
-
-    def _node_where(self, doc_ids: Sequence[str] | None, kinds: Sequence[str]) -> str | None:
-        clauses = []
-        if doc_ids:
-            clauses.append(_in_filter("doc_id", doc_ids))
-        if kinds:
-            clauses.append(_in_filter("kind", kinds))
-        return " AND ".join(clauses) or None
-
-    def _node_hits(self, rows: pa.Table, scores: Sequence[float]) -> list[NodeHit]:
-        committed = self.committed_ids()
-        return [
-            NodeHit(i, d, k, p, lp, parent, float(s))
-            for i, d, k, p, lp, parent, s in zip(
-                rows.column("id").to_pylist(),
-                rows.column("doc_id").to_pylist(),
-                rows.column("kind").to_pylist(),
-                rows.column("page").to_pylist(),
-                rows.column("last_page").to_pylist(),
-                rows.column("parent").to_pylist(),
-                scores,
-                strict=True,
-            )
-            if d in committed
-        ]
-
-    def node_text_search(
-        self,
-        query: str,
-        limit: int,
-        doc_ids: Sequence[str] | None = None,
-        kinds: Sequence[str] = (),
-    ) -> list[NodeHit]:
-        table = self._table("nodes")
-        if table is None or not query.strip() or doc_ids == [] or not _has_text_index(table):
-            return []
-        search = table.search(query, query_type="fts", fts_columns="text")
-        where = self._node_where(doc_ids, kinds)
-        if where:
-            search = search.where(where, prefilter=True)
-        rows = search.select([*_NODE_COLUMNS, "_score"]).limit(limit).to_arrow()
-        return self._node_hits(rows, rows.column("_score").to_pylist())
-
-    def node_vector_search(
-        self,
-        vector: np.ndarray,
-        limit: int,
-        doc_ids: Sequence[str] | None = None,
-        kinds: Sequence[str] = (),
-    ) -> list[NodeHit]:
-        table = self._table("nodes")
-        if table is None or doc_ids == []:
-            return []
-        search = table.search(
-            np.asarray(vector, dtype=np.float32), vector_column_name="vector"
-        ).distance_type("cosine")
-        where = self._node_where(doc_ids, kinds)
-        if where:
-            search = search.where(where, prefilter=True)
-        rows = search.select([*_NODE_COLUMNS, "_distance"]).limit(limit).to_arrow()
-        return self._node_hits(rows, [1.0 - d for d in rows.column("_distance").to_pylist()])
-
     # --- maintenance ---------------------------------------------------------------------------
 
     def optimize(self) -> list[str]:
@@ -758,13 +636,6 @@ class LanceStore(PageVectorMethods):
         from docsight.index.sources import collection_stats
 
         return collection_stats(self)
-
-
-_NODE_COLUMNS = ["id", "doc_id", "kind", "page", "last_page", "parent"]
-
-
-def _has_text_index(table: Any) -> bool:
-    return any(i.index_type == "FTS" for i in table.list_indices())
 
 
 def _is_vector_index(index: Any) -> bool:

@@ -262,7 +262,7 @@ def search(
     store: LanceStore, query: np.ndarray, limit: int, doc_ids: Sequence[str] | None
 ) -> list[ChannelHit]:
     """Pages ranked by cosine (single) or MaxSim (multi) with the query's embedding."""
-    from docsight.index.lance import _in_filter
+    from docsight.index.where import in_filter as _in_filter
 
     current = binding(store)
     table = store._table(PAGE_VECTORS)

@@ -69,7 +69,7 @@ class GraphMethods:
         wanted = [d for d in dict.fromkeys(doc_ids) if d in committed]
         if table is None or not wanted:
             return []
-        out = []
+        out: list[GraphReferences] = []
         for batch in batches(wanted):
             rows = (
                 table.search()

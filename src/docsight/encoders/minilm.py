@@ -119,9 +119,9 @@ class MiniLMEncoder:
             options = ort.SessionOptions()
             options.intra_op_num_threads = self.settings.threads or (os.cpu_count() or 1)
             options.inter_op_num_threads = 1
-            # Idle threads sleep rather than spin unless ``embed.spin``: spinning took a quarter
-            # more CPU a chunk on 2 cores and, during an ingestion, CPU the parse workers need
-            # (see EmbedSettings.spin).
+            # Idle threads sleep rather than spin unless ``embed.spin``: spinning took about 40 %
+            # more CPU a chunk on 2 cores, during an ingestion too, for no speed (see
+            # EmbedSettings.spin).
             spin = "1" if self.settings.spin else "0"
             options.add_session_config_entry("session.intra_op.allow_spinning", spin)
             options.add_session_config_entry("session.inter_op.allow_spinning", spin)

@@ -194,6 +194,12 @@ class EmbedSettings(_Settings):
     batch_area: int = Field(default=32 * 128 * 128, ge=1)
     #: onnxruntime intra-op threads; 0 uses every core.
     threads: int = Field(default=0, ge=0)
+    #: Let onnxruntime's idle threads spin (busy-wait) for work instead of sleeping
+    #: (``session.intra_op/inter_op.allow_spinning``; onnxruntime's default is on). Off: on 2
+    #: cores the spinning cost about 40 % more CPU a chunk (126 against 90 ms with 2 threads,
+    #: 117 against 89 beside two busy worker processes) and embedded no faster
+    #: (benchmarks/results/parse_cpu.md, ``benchmarks/embed_spin.py``).
+    spin: bool = False
     max_tokens: int = Field(default=256, ge=8, le=512)
     #: Only for the ``openai`` backend.
     base_url: str | None = None

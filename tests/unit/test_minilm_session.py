@@ -77,3 +77,31 @@ def test_wide_inputs_go_in_smaller_batches_with_the_same_vectors() -> None:
     unbounded = encoder.encode_documents(texts)
     assert max(n for n, _ in shapes) == 32  # the old batching: batch_size alone
     assert np.abs(bounded - unbounded).max() < 1e-5
+
+
+def _spinning(encoder: MiniLMEncoder) -> tuple[str, str]:
+    encoder._load()
+    options = encoder._session.get_session_options()
+    return (
+        options.get_session_config_entry("session.intra_op.allow_spinning"),
+        options.get_session_config_entry("session.inter_op.allow_spinning"),
+    )
+
+
+def test_thread_spinning_follows_the_setting_and_is_off_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``embed.spin`` (``DOCSIGHT_EMBED_SPIN``) reaches both onnxruntime spinning entries; off by
+    default (benchmarks/results/parse_cpu.md); the vectors do not depend on it."""
+    pytest.importorskip("onnxruntime")
+    from docsight.settings import Settings
+
+    assert EmbedSettings().spin is False
+    assert _spinning(MiniLMEncoder(Settings().embed)) == ("0", "0")
+    monkeypatch.setenv("DOCSIGHT_EMBED_SPIN", "1")
+    spinning = MiniLMEncoder(Settings().embed)
+    assert spinning.settings.spin is True
+    assert _spinning(spinning) == ("1", "1")
+    idle = MiniLMEncoder(EmbedSettings(threads=2, spin=False))
+    busy = MiniLMEncoder(EmbedSettings(threads=2, spin=True))
+    assert np.abs(idle.encode_documents(TEXTS) - busy.encode_documents(TEXTS)).max() < 1e-6

@@ -119,6 +119,12 @@ class MiniLMEncoder:
             options = ort.SessionOptions()
             options.intra_op_num_threads = self.settings.threads or (os.cpu_count() or 1)
             options.inter_op_num_threads = 1
+            # Idle threads sleep rather than spin unless ``embed.spin``: spinning took about 40 %
+            # more CPU a chunk on 2 cores, during an ingestion too, for no speed (see
+            # EmbedSettings.spin).
+            spin = "1" if self.settings.spin else "0"
+            options.add_session_config_entry("session.intra_op.allow_spinning", spin)
+            options.add_session_config_entry("session.inter_op.allow_spinning", spin)
             # Basic graph optimizations only: on this int8 model the extended fusions cost about
             # 9 % of the CPU a chunk on two cores (benchmarks/results/embed_floor.md, --options);
             # vectors move by < 1e-6.

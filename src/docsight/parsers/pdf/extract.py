@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from docsight.document.builder import DocumentBuilder
@@ -41,6 +41,9 @@ class Objects:
     rules: list[tuple[float, float, float]]
     #: Vertical strokes and filled boxes: without them pdfplumber's ruled-table finder is moot.
     vertical_edges: int
+    #: pdfminer's line, rectangle and curve objects, all of them (white ones too) in layout
+    #: order: what pdfplumber's table finder reads (see :func:`~.tables.ruled_grids`).
+    curves: list[Any] = field(default_factory=list)
 
     @classmethod
     def read(cls, plumber_page: Any) -> Objects:
@@ -87,6 +90,7 @@ class Objects:
             if isinstance(obj, LTImage):
                 out.images.append(box)
             elif isinstance(obj, LTCurve):
+                out.curves.append(obj)
                 if not obj.stroke and (not obj.fill or _is_white(obj.non_stroking_color)):
                     continue  # white backgrounds and knock-outs draw nothing visible
                 w, h = box[2] - box[0], box[3] - box[1]

@@ -262,14 +262,16 @@ def group_lines(words: Sequence[Word]) -> list[Line]:
     for row in rows:
         row.sort(key=lambda w: w.x0)
         seg: list[Word] = []
+        reach = 0.0  # the rightmost x1 of ``seg``, kept as words join rather than searched
         for w in row:
             if seg:
                 prev = seg[-1]
                 if w.text == prev.text and abs(w.x0 - prev.x0) < 1 and abs(w.top - prev.top) < 1:
                     continue  # text drawn twice (fake bold, shadows)
-                if w.x0 - max(p.x1 for p in seg) > SEGMENT_GAP * max(w.size, prev.size):
+                if w.x0 - reach > SEGMENT_GAP * max(w.size, prev.size):
                     lines.append(Line(seg))
                     seg = []
+            reach = max(reach, w.x1) if seg else w.x1
             seg.append(w)
         if seg:
             lines.append(Line(seg))

@@ -33,10 +33,22 @@ from docsight.vision.common import (
 MAX_SIDE = 2200
 #: Lines recognised with less confidence than this are dropped (RapidOCR's default).
 MIN_SCORE = 0.5
-#: Longest side text detection works on. Detection costs most of the time and finds body text
-#: at this size as well as at 2200 px (same error rate on the test scans, 40% less time);
-#: recognition still reads the crops at full resolution.
-DET_SIDE = 1600
+#: Longest side text detection works on (scaled down to it, never up). Detection is most of the
+#: cost of a scanned slide (about 80 % of 4 CPU s at 1,600 px) and grows with the pixels, while
+#: recognition reads the line crops at full resolution whatever this is. 1,280 px was chosen by
+#: ``benchmarks/ocr_settings.py`` (results/ocr_settings.md): the cheapest setting measured whose
+#: word recall and character error rate against the text layer of rendered born-digital pages
+#: stay within 0.5 points of 1,600 px, by leave-one-document-out cross-validation. On scanned
+#: slides it cuts OCR by about 40 %; it merged two word pairs ("theharbour") on the two
+#: generated scans (word recall 0.987 against 1.000) and garbled one line of nine slides, so
+#: it is not free. 1,024 px lost 0.5 points of recall on pages, 736 px 5 points.
+DET_SIDE = 1280
+#: Narrowest recogniser input, in pixels at its 48 px line height (``Rec.rec_img_shape``;
+#: RapidOCR's default is 320). Every crop is padded to this width, so a picture full of short
+#: words (a screenshot of code, a diagram's labels) paid for 320 px per word: pictures cost 81 %
+#: of their OCR in recognition and 40 % of its input was padding. At 128 px the pages' recall
+#: and error rate did not move, pictures cost 12 % less.
+REC_WIDTH = 128
 _FEATURE = "OCR of page images"
 
 
@@ -60,6 +72,7 @@ class OcrEngine(ModelEngine):
             "use_cls": False,
             "max_side": self.max_side,
             "det_side": DET_SIDE,
+            "rec_width": REC_WIDTH,
             "min_score": self.min_score,
         }
 
@@ -81,23 +94,29 @@ class OcrEngine(ModelEngine):
         rows = memo(cache, self.namespace, key, lambda: self._run(arr))
         return [OcrLine.from_json(row) for row in rows]
 
+    def rapidocr_params(self) -> dict[str, Any]:
+        """The settings RapidOCR is created with (every one that changes the output is in
+        :attr:`params`, the cache key)."""
+        params: dict[str, Any] = {
+            "Global.use_cls": False,
+            "Global.max_side_len": self.max_side,
+            "Global.text_score": self.min_score,
+            # Pages without text are normal here; RapidOCR warns about each.
+            "Global.log_level": "error",
+            "Det.limit_type": "max",
+            "Det.limit_side_len": DET_SIDE,
+            "Rec.rec_img_shape": [3, 48, REC_WIDTH],
+        }
+        threads = model_threads()
+        if threads:
+            params["EngineConfig.onnxruntime.intra_op_num_threads"] = threads
+            params["EngineConfig.onnxruntime.inter_op_num_threads"] = 1
+        return params
+
     def _load(self) -> Any:
         if self._model is None:
             rapidocr = import_optional("rapidocr", _FEATURE)
-            params: dict[str, Any] = {
-                "Global.use_cls": False,
-                "Global.max_side_len": self.max_side,
-                "Global.text_score": self.min_score,
-                # Pages without text are normal here; RapidOCR warns about each.
-                "Global.log_level": "error",
-                "Det.limit_type": "max",
-                "Det.limit_side_len": DET_SIDE,
-            }
-            threads = model_threads()
-            if threads:
-                params["EngineConfig.onnxruntime.intra_op_num_threads"] = threads
-                params["EngineConfig.onnxruntime.inter_op_num_threads"] = 1
-            self._model = rapidocr.RapidOCR(params=params)
+            self._model = rapidocr.RapidOCR(params=self.rapidocr_params())
         return self._model
 
     def _run(self, arr: np.ndarray) -> list[list[Any]]:

@@ -34,20 +34,23 @@ MAX_SIDE = 2200
 #: Lines recognised with less confidence than this are dropped (RapidOCR's default).
 MIN_SCORE = 0.5
 #: Longest side text detection works on (scaled down to it, never up). Detection is most of the
-#: cost of a scanned slide (about 80 % of 4 CPU s at 1,600 px) and grows with the pixels, while
-#: recognition reads the line crops at full resolution whatever this is. 1,280 px was chosen by
-#: ``benchmarks/ocr_settings.py`` (results/ocr_settings.md): the cheapest setting measured whose
-#: word recall and character error rate against the text layer of rendered born-digital pages
-#: stay within 0.5 points of 1,600 px, by leave-one-document-out cross-validation. On scanned
-#: slides it cuts OCR by about 40 %; it merged two word pairs ("theharbour") on the two
-#: generated scans (word recall 0.987 against 1.000) and garbled one line of nine slides, so
-#: it is not free. 1,024 px lost 0.5 points of recall on pages, 736 px 5 points.
+#: cost of a scanned slide (80 % of 4.0 CPU s at 1,600 px) and grows with the pixels, while
+#: recognition reads the line crops at full resolution whatever this is. 1,280 px (with
+#: :data:`REC_WIDTH`) was chosen by ``benchmarks/ocr_settings.py`` (results/ocr_settings.md): the
+#: cheapest setting measured whose word recall and character error rate against the text layer
+#: of 39 rendered dev pages stay within 0.5 points of 1,600 px's, by leave-one-document-out
+#: cross-validation (held out: recall 0.988 against 0.992, CER 0.046 against 0.045). It cuts
+#: OCR by 38 % on scanned slides and 34 % on the generated scans, and is not free: one word pair
+#: of the generated scans ran together ("theharbour": recall 0.987 against 1.000), and nine
+#: scanned slides kept 94 % of the words read at 1,600 px (one line garbled). 1,024 px was at
+#: the edge (recall 0.987), 736 px lost 5 points.
 DET_SIDE = 1280
 #: Narrowest recogniser input, in pixels at its 48 px line height (``Rec.rec_img_shape``;
-#: RapidOCR's default is 320). Every crop is padded to this width, so a picture full of short
-#: words (a screenshot of code, a diagram's labels) paid for 320 px per word: pictures cost 81 %
-#: of their OCR in recognition and 40 % of its input was padding. At 128 px the pages' recall
-#: and error rate did not move, pictures cost 12 % less.
+#: RapidOCR's default is 320). Every crop is padded to this width, so pictures full of short
+#: words (a screenshot of code, a chart's labels) paid for 320 px a word: recognition was 81 %
+#: of picture OCR and 27 % of its input padding (40 % in the costliest picture). At 128 px the
+#: recall and error rate on 22 pages did not move (0.992; 0.040 against 0.041); pictures cost 11 %
+#: less.
 REC_WIDTH = 128
 _FEATURE = "OCR of page images"
 

@@ -12,6 +12,7 @@ import io
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -48,6 +49,51 @@ def of_kind(parsed: ParsedDocument, kind: ElementKind) -> list[Element]:
 
 def table_rows(element: Element) -> list[list[str]]:
     return [row.split(" | ") for row in element.text.split("\n")]
+
+
+# --- the engine's settings inside RapidOCR --------------------------------------------------------
+
+
+def test_detection_side_and_recogniser_width_apply(require_ocr: None) -> None:
+    """A wide image is detected at DET_SIDE px at most, and a one-word crop is recognised at
+    REC_WIDTH px wide (RapidOCR's default pads it to 320), still read correctly."""
+    from PIL import ImageDraw, ImageFont
+
+    from docsight.vision.ocr import DET_SIDE, REC_WIDTH, OcrEngine
+
+    image = Image.new("RGB", (2000, 400), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=60)
+    draw.text((100, 150), "Lighthouse", fill="black", font=font)
+    draw.text((1300, 150), "Go", fill="black", font=font)
+    engine = OcrEngine()
+    engine.recognize(image)  # RapidOCR loads its sessions on first use
+    model = engine._ready()
+    shapes: dict[str, list[tuple[int, ...]]] = {"det": [], "rec": []}
+    sessions = {"det": model.text_det.session, "rec": model.text_rec.session}
+
+    class Spy:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __call__(self, x: np.ndarray) -> Any:
+            shapes[self.name].append(tuple(x.shape))
+            return sessions[self.name](x)
+
+        def __getattr__(self, attr: str) -> Any:
+            return getattr(sessions[self.name], attr)
+
+    model.text_det.session, model.text_rec.session = Spy("det"), Spy("rec")
+    try:
+        lines = engine.recognize(image)
+    finally:
+        model.text_det.session, model.text_rec.session = sessions["det"], sessions["rec"]
+    assert [ln.text for ln in sorted(lines, key=lambda ln: ln.x0)] == ["Lighthouse", "Go"]
+    ((_, _, det_h, det_w),) = shapes["det"]
+    assert max(det_h, det_w) <= DET_SIDE
+    # Both crops in one batch, padded to the wider one's width, no wider than REC_WIDTH needs.
+    ((n, _, rec_h, rec_w),) = shapes["rec"]
+    assert n == 2 and rec_h == 48 and rec_w < 320 and rec_w >= REC_WIDTH
 
 
 # --- images --------------------------------------------------------------------------------------

@@ -315,6 +315,25 @@ def test_ocr_engine_caches_by_pixels(tmp_path: Path) -> None:
     assert engine.namespace.startswith("ocr/rapidocr-")
 
 
+def test_ocr_settings_reach_rapidocr_and_the_cache_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from docsight.cache import content_key
+    from docsight.vision import ocr
+
+    engine = OcrEngine()
+    params = engine.rapidocr_params()
+    # Detection is limited on the longest side and never upscales; crops pad to REC_WIDTH.
+    assert params["Det.limit_type"] == "max"
+    assert params["Det.limit_side_len"] == ocr.DET_SIDE < ocr.MAX_SIDE
+    assert params["Rec.rec_img_shape"] == [3, 48, ocr.REC_WIDTH]
+    assert params["Global.use_cls"] is False
+    key = content_key("pixels", engine.params)
+    monkeypatch.setattr(ocr, "DET_SIDE", ocr.DET_SIDE + 32)
+    moved_det = content_key("pixels", engine.params)
+    monkeypatch.setattr(ocr, "REC_WIDTH", ocr.REC_WIDTH * 2)
+    moved_rec = content_key("pixels", engine.params)
+    assert len({key, moved_det, moved_rec}) == 3  # cached reads of other settings are not reused
+
+
 def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     import docsight.vision.common as common
 

@@ -5,7 +5,8 @@ amount, a date, a name, a yes/no, a list, the winner of a comparison; ``agents.q
 Candidates are the sentences and list items of the sources, the rows of their tables and, for
 every table, the cell where the question's row and column terms meet (``agents.tables``).
 Each is scored by the IDF-weighted share of the question's words it holds, its embedding
-similarity, whether it holds the wanted type and period, and the retrieval rank of its source;
+similarity, whether it holds the wanted type and period, and the retrieval rank of its source
+(the formula and its constants: ``agents.ranking``);
 captions and headings are context, not answers, and a sentence that only restates the question
 is dropped. The best candidate's value (``agents.values``) leads the answer, its quote and
 citation follow. A calibrated model over several signals (``agents.refusal``) decides whether

@@ -48,6 +48,9 @@ from docsight.agents.ranking import (  # noqa: E402
     WEIGHTS_FILE,
     CellFeatures,
     RankWeights,
+    SentenceFeatures,
+    cell_score,
+    sentence_score,
 )
 from docsight.agents.ratios import read_ratio  # noqa: E402
 from docsight.evaluation.datasets import load_dataset  # noqa: E402
@@ -119,6 +122,7 @@ class Question:
 
     def __init__(self, row: dict[str, Any]) -> None:
         cands = row["cands"]
+        self.cands = cands
         self.doc = row["doc"]
         self.n = len(cands)
         self.cell = np.array([c["cell"] for c in cands], dtype=bool)
@@ -154,6 +158,21 @@ class Question:
         c = w.cell_base + w.cell_strength * self.strength + w.rank * self.c_rank
         c = (c + w.cell_both * self.both + w.cell_numeric * self.numeric) * self.coverage
         return np.where(sent, s, c)
+
+    def library_scores(self, w: RankWeights) -> np.ndarray:
+        """The same scores through ``agents.ranking``'s own functions, one candidate at a time
+        (slow): :meth:`scores` is their vectorised twin, checked against them in ``main``."""
+        sent = ~self.cell
+        prior = np.where(sent, w.lexical * self.lexical + w.rank * self.s_rank, -np.inf)
+        embedded = set(np.argsort(-prior, kind="stable")[: int(sent.sum())][:_EMBEDDED].tolist())
+        out = []
+        for i, c in enumerate(self.cands):
+            if c["cell"]:
+                out.append(cell_score(CellFeatures(**c["f"]), w))
+            else:
+                f = SentenceFeatures(**c["f"])
+                out.append(sentence_score(f if i in embedded else replace(f, dense=0.0), w))
+        return np.array(out)
 
     def top(self, w: RankWeights, k: int = 1) -> float:
         """The best strict score among the ``k`` candidates these weights put first."""
@@ -270,6 +289,11 @@ def main() -> None:
             args.rows.write_text(json.dumps(rows) + "\n")
     print(f"{len(rows)} questions in {time.perf_counter() - started:.0f} s")
     questions = [Question(r) for r in rows]
+    # The fit scores with a vectorised copy of the formula; it must agree with the library's.
+    for w in (RankWeights(), replace(RankWeights(), caption=0.25, rank=0.4, cell_base=0.6)):
+        for q in questions:
+            if q.n and not np.allclose(q.scores(w), q.library_scores(w)):
+                sys.exit(f"the vectorised scores differ from agents.ranking's on {q.doc}")
     n = len(questions)
     defaults = RankWeights()
     fitted = fit(questions)

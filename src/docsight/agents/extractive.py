@@ -161,7 +161,6 @@ class Scored:
     score: float
     value: str | None = None
     cell: CellAnswer | None = None
-    caption: bool = False
     #: What the score was computed from (``agents.ranking``).
     features: SentenceFeatures | CellFeatures | None = None
 
@@ -246,7 +245,6 @@ class ExtractiveAnswerer:
                     text=cand.quote,
                     score=0.0,
                     value=value,
-                    caption=features.caption,
                     features=features,
                 )
             )

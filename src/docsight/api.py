@@ -632,6 +632,7 @@ class DocSight:
             retrieve=lambda query: self.context(query, doc_names=doc_names, k=k, image=analysis),
             pages_missing=self._pages_missing,
             absent=self._words_absent,
+            census=self._census,
             encoder=self.encoder,
             chat=self.chat_model,
             vision=self._vision_chat,
@@ -761,6 +762,13 @@ class DocSight:
 
         doc_ids = list(dict.fromkeys(s.doc_id for s in sources))
         return pages_missing(question, self.store, doc_ids)
+
+    def _census(self, question: str, sources: Sequence[Source]) -> Any:
+        """The count of parts ``question`` asks of the best-ranked source's document."""
+        from docsight.retrieval.census import take_census
+
+        ranked = sorted(sources, key=lambda s: s.rank)
+        return take_census(question, self.store, list(dict.fromkeys(s.doc_id for s in ranked)))
 
     def _words_absent(self, words: Sequence[str], sources: Sequence[Source]) -> list[str]:
         """Which of ``words`` no document of ``sources`` mentions anywhere."""

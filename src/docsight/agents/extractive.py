@@ -212,7 +212,8 @@ class ExtractiveAnswerer:
         embedded: int = _EMBEDDED,
     ) -> tuple[list[Scored], dict[str, float]]:
         """Every candidate with its features and score, best first, and the IDF weights of the
-        question's words. The ``embedded`` best by words and rank get their cosine measured
+        whole question's words (instructions included, for the refusal's signals). The
+        ``embedded`` best by words and rank get their cosine measured
         (``benchmarks/fit_ranking.py`` measures every one, to refit which ones would be)."""
         pool = candidates(sources)
         # The quote: an announcing sentence restates the question, the items it brings answer.
@@ -254,7 +255,8 @@ class ExtractiveAnswerer:
             item.score = sentence_score(item.features, w)
         scored.extend(_cells(intent, sources, terms, w))
         scored.sort(key=lambda s: -s.score)
-        return scored, weights
+        whole = set(intent.question_terms) or q_terms
+        return scored, idf_weights(terms or [whole], whole)
 
     def _add_dense(self, question: str, scored: list[Scored], limit: int) -> None:
         """The cosine with the question, for the ``limit`` best by words and retrieval rank."""
@@ -289,6 +291,9 @@ class ExtractiveAnswerer:
         derived = _derived(question, sources)
         if derived is not None:
             return derived.model_copy(update={"confidence": 1.0, "evidence": base.evidence})
+        counted = _census(question, sources)
+        if counted is not None:
+            return counted.model_copy(update={"confidence": 1.0, "evidence": base.evidence})
         draft = self.draft(question, sources, evidence)
         probability = self.refusal.probability(draft.signals)
         base = base.model_copy(update={"confidence": round(probability, 4)})
@@ -345,6 +350,23 @@ def _derived(question: str, sources: Sequence[Source]) -> Answer | None:
         mode="extractive",
         sources=list(sources),
         citations=citations,
+    )
+
+
+def _census(question: str, sources: Sequence[Source]) -> Answer | None:
+    """A count of the document's parts that the map gave (``retrieval.census``), when the
+    question asks one: the count, then what was counted, cited."""
+    census = next((s for s in sources if s.via == "census"), None)
+    if census is None or read_intent(question).type != "count":
+        return None
+    count = census.text.split(" ", 1)[0]
+    return Answer(
+        question=question,
+        answer=f"{count} [{census.n}]\n\n> {census.text} [{census.n}]",
+        answerable=True,
+        mode="extractive",
+        sources=list(sources),
+        citations=[Citation.from_source(census, quote=census.text)],
     )
 
 
@@ -457,7 +479,7 @@ def _signals(
     total = sum(weights.values()) or 1.0
     missing_terms = sum(w for t, w in weights.items() if t not in present) / total
     numbers = {n.replace(",", "") for n in _NUMBER.findall(everything)}
-    asked = set(intent.numbers)
+    asked = set(intent.question_numbers)
     missing_numbers = len(asked - numbers) / len(asked) if asked else 0.0
     best = ranked[0] if ranked else None
     runner = ranked[1].score if len(ranked) > 1 else 0.0

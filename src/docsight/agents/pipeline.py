@@ -24,6 +24,7 @@ from docsight.agents.answer import Answer, Source, number_citations
 from docsight.agents.evidence import Evidence
 from docsight.agents.trace import Trace, TraceStep
 from docsight.errors import LLMError, UsageError
+from docsight.retrieval.census import Census, read_census
 from docsight.settings import Settings
 
 MODES = ("fast", "agent", "plan", "auto")
@@ -52,6 +53,9 @@ class Ports:
     #: Which of these words (a question's names and years) no document of the sources
     #: contains (``None``: not known, nothing counts as absent).
     absent: Callable[[Sequence[str], Sequence[Source]], list[str]] | None = None
+    #: The count of a document's parts a question asks for ("How many tables are in the
+    #: report?"), from its map (``retrieval.census``), for the documents of the sources.
+    census: Callable[[str, Sequence[Source]], Census | None] | None = None
 
 
 def choose_strategy(question: str, mode: str | None, default: str) -> str:
@@ -86,7 +90,7 @@ def answer_question(
 
     asked = asked or question
     strategy = choose_strategy(question, mode, settings.answer.mode)
-    ports = with_statements(question, ports)
+    ports = with_census(question, with_statements(question, ports))
     trace = Trace(on_step)
     answering = _Answering(ports, settings, trace, on_token, question, asked)
 
@@ -171,6 +175,60 @@ def with_statements(question: str, ports: Ports) -> Ports:
         return merged
 
     return replace(ports, retrieve=with_lines)
+
+
+def with_census(question: str, ports: Ports) -> Ports:
+    """For a question counting a document's parts, retrieval also brings the count, as a
+    source of its own: no passage says how many tables a report has."""
+    if ports.census is None or read_census(question) is None:
+        return ports
+    retrieve, census = ports.retrieve, ports.census
+
+    def with_count(query: str) -> list[Source]:
+        sources = retrieve(query)
+        if query != question or not sources:
+            return sources
+        counted = census(question, sources)
+        if counted is None:
+            return sources
+        return [*sources, census_source(counted, sources, len(sources) + 1)]
+
+    return replace(ports, retrieve=with_count)
+
+
+#: Parts listed by name in a census source; the count covers them all.
+_CENSUS_LISTED = 40
+
+
+def census_source(census: Census, sources: Sequence[Source], n: int) -> Source:
+    """A census as a source: the count first (what the answer is), then what was counted."""
+    doc = next(s for s in sources if s.doc_id == census.doc_id)
+    where = doc.doc_name
+    if len(census.pages) and census.pages != list(range(census.pages[-1] + 1)):
+        where = f"pages {census.pages[0] + 1}-{census.pages[-1] + 1} of {where}"
+    basis = {
+        "captions": "by their numbered captions",
+        "sections": "by the appendices its titles and text name",
+        "pages": "by its pages",
+    }.get(census.basis, "as found on its pages")
+    shown = [] if census.basis == "pages" else census.items[:_CENSUS_LISTED]
+    listed = ", ".join(
+        name if " on page " in name else f"{name} (page {page + 1})" for name, page in shown
+    )
+    more = ", …" if len(census.items) > _CENSUS_LISTED else ""
+    text = f"{census.count} {census.noun} in {where}, counted {basis}"
+    text += f": {listed}{more}." if listed else "."
+    first = census.items[0][1] if census.items else (census.pages[0] if census.pages else 0)
+    return Source(
+        n=n,
+        rank=1,
+        kind="census",
+        via="census",
+        text=text,
+        doc_id=census.doc_id,
+        doc_name=doc.doc_name,
+        page=first,
+    )
 
 
 def make_inert(answer: Answer) -> Answer:

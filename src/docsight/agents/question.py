@@ -25,7 +25,8 @@ _NUMBER = re.compile(
     r"total|sum|average|revenue|income|cost|price|size|score|growth|margin|gap|difference|pressure|"
     r"temperature|weight|height|length|width|depth|capacity|speed|voltage|power|frequency|"
     r"duration|distance|volume|area|population|age|salary|budget|profit|sales|earnings|"
-    r"expenditure|spending|debt|assets|dividend|yield|ebit|ebitda|fee|balance)\b|"
+    r"expenditure|spending|debt|assets|dividend|yield|ebit|ebitda|fee|balance|performance|"
+    r"accuracy|f1)\b|"
     r"\bwhat percentage\b|\bwhat percent\b|\bhow much\b",
     re.I,
 )
@@ -45,8 +46,11 @@ _LIST = re.compile(
     re.I,
 )
 _HIGHEST = re.compile(
-    r"\b(?:highest|largest|biggest|greatest|most|maximum|max|best|top|leading|longest|"
-    r"fastest|strongest|latest|more)\b",
+    r"\b(?:highest|largest|biggest|greatest|most|maximum|max|best|leading|longest|"
+    r"fastest|strongest|latest|more)\b|"
+    # "the top performer", not "the top 10 reasons" (a set) or "the top of the page" (a place)
+    r"\btop\b(?!\s*\d)(?!\s+(?:of|left|right|half|row|line|corner|section)\b)"
+    r"(?<!on top)(?<!at the top)",
     re.I,
 )
 _LOWEST = re.compile(
@@ -69,7 +73,14 @@ _SHARE = re.compile(
 )
 _DURATION = re.compile(r"\bduration\b|\bhow long\b|\btime (?:on|spent)\b", re.I)
 _EMAIL_ASKED = re.compile(r"\be-?mail\b", re.I)
-_PHONE_ASKED = re.compile(r"\b(?:phone|telephone|fax|tel)\b(?: no| number)?", re.I)
+_PHONE_ASKED = re.compile(
+    # A phone's number, not a phone: "the phone number of the desk", "the FAX No", but not
+    # "seniors who own a cell phone" or "has a smartphone".
+    r"\b(?:tele)?phone\s*(?:no\b\.?|numbers?|#)|\b(?:fax|tel)\b|"
+    r"\bwhat(?:'s|’s| is| are)? (?:the |its |their )?(?:tele)?phones?\b|"
+    r"\bnumbers?\b[^.?!]{0,40}\b(?:call|dial|ring)\b|\b(?:call|dial|ring)\b[^.?!]{0,40}\bnumber\b",
+    re.I,
+)
 _CODE_ASKED = re.compile(
     r"\b(?:order|part|serial|model|reference|account|invoice|case|item|catalog(?:ue)?|product|"
     r"article|ticket|registration|license|licence)\s+(?:number|no\.?|code|id)\b|\b(?:code|id)\b",
@@ -101,27 +112,80 @@ class Intent:
     wants_share: bool = False
     #: Whether the question asks how long something lasts ("average session duration").
     wants_duration: bool = False
+    #: Terms and numbers of the whole question, its instructions on the answer's form
+    #: included: what the refusal's signals are measured on, as its model was calibrated on
+    #: them (``benchmarks/fit_refusal.py``; leaving the instructions out did worse on held-out
+    #: documents).
+    question_terms: tuple[str, ...] = ()
+    question_numbers: tuple[str, ...] = ()
 
     @property
     def numeric(self) -> bool:
         return self.type in ("count", "number")
 
 
-def read_intent(question: str) -> Intent:
-    """The answer type, periods, units and terms of ``question``."""
+#: An example of the wanted form, quoted in the question: ', e.g., ["9%","8%"]'.
+_EXAMPLE = re.compile(
+    r",?\s*\(?\b(?:e\.\s?g\.|for example|for instance|like)\s*,?:?\s*[\[\"“'][^\]\n]*\]?\)?",
+    re.I,
+)
+#: A sentence that says how to write the answer, not what it is about: "Round your answer to
+#: two decimal places.", "Please write the answer in list format.", "Give me an integer.".
+_INSTRUCTION = re.compile(
+    r"^(?:(?:please\s+)?(?:write|give me|round|represent|answer|express|output|present|provide)"
+    r"|(?:your|the) (?:answer|output|result)s? (?:should|must|needs? to|is to))\b"
+    r".*\b(?:answer|format|integer|int|float|decimals?|list|order|yes|no|units?|millions?|"
+    r"billions?|thousands?|percent|percentage|usd|places?)\b",
+    re.I,
+)
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+#: Instructions that ask for a figure: rounding, decimals, a unit of amount.
+_NUMERIC_FORM = re.compile(
+    r"\b(?:round|decimals?|integer|int|float|millions?|billions?|thousands?|percent|"
+    r"percentage|usd|dollars?)\b",
+    re.I,
+)
+
+
+def answer_instructions(question: str) -> tuple[str, str]:
+    """``question`` split into what it asks and how it wants the answer written: sentences of
+    instructions after the first ("Round your answer to two decimal places.") and quoted
+    examples of the form (', e.g., ["1","2"]'). Their words are no evidence: "integer" is in no
+    document, and the example's numbers are not ones the question states."""
     text = " ".join(question.split())
+    examples = [m.group(0) for m in _EXAMPLE.finditer(text)]
+    body = _EXAMPLE.sub("", text)
+    sentences = _SENTENCE_END.split(body)
+    kept = sentences[:1]
+    told = examples
+    for sentence in sentences[1:]:
+        (told if _INSTRUCTION.search(sentence.strip()) else kept).append(sentence)
+    return " ".join(kept).strip(), " ".join(told).strip()
+
+
+def read_intent(question: str) -> Intent:
+    """The answer type, periods, units and terms of ``question``; the terms and numbers of
+    what it asks, without its instructions on the answer's form (``answer_instructions``)."""
+    text = " ".join(question.split())
+    asked, told = answer_instructions(text)
     direction: Literal["max", "min"] | None = None
     high, low = _HIGHEST.search(text), _LOWEST.search(text)
     if (high or low) and _WHICH.search(text) and not _COUNT.search(text):
         direction = "max" if high and (not low or high.start() < low.start()) else "min"
+    number = _NUMBER.search(text)
+    first = min(m.start() for m in (high, low) if m is not None) if direction else 0
     kind: AnswerType
-    if direction is not None:
+    if direction is not None and number is not None and number.start() < first:
+        # "What percentage of the party with the highest ... ?" asks for a figure; the
+        # superlative only says which one.
+        kind = "number"
+    elif direction is not None:
         kind = "comparison"
     elif _COUNT.search(text):
         kind = "count"
     elif _DATE.search(text):
         kind = "date"
-    elif _NUMBER.search(text):
+    elif number is not None:
         kind = "number"
     elif _ENTITY.search(text):
         kind = "entity"
@@ -129,6 +193,8 @@ def read_intent(question: str) -> Intent:
         kind = "yesno"
     elif _LIST.search(text):
         kind = "list"
+    elif _NUMERIC_FORM.search(told):
+        kind = "number"  # "Round your answer to two decimal places." wants a figure
     else:
         kind = "text"
     periods = [m.group(1) for m in _YEAR.finditer(text)]
@@ -154,9 +220,11 @@ def read_intent(question: str) -> Intent:
         direction=direction,
         periods=tuple(dict.fromkeys(periods)),
         units=tuple(dict.fromkeys(u.lower() for u in _UNIT.findall(text))),
-        numbers=tuple(n.replace(",", "") for n in _NUMBERS.findall(text)),
-        terms=tuple(content_terms(text)),
+        numbers=tuple(n.replace(",", "") for n in _NUMBERS.findall(asked)),
+        terms=tuple(content_terms(asked)),
         wants_duration=bool(_DURATION.search(text)),
+        question_terms=tuple(content_terms(text)),
+        question_numbers=tuple(n.replace(",", "") for n in _NUMBERS.findall(text)),
     )
 
 

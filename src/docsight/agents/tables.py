@@ -21,6 +21,9 @@ from docsight.document.text import content_terms, idf_weights
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 #: A row or column needs at least this share of the question's (weighted) terms to count.
 MIN_MATCH = 0.15
+#: A column of changes ("Change in ...", "% change", "Growth"), when no change is asked.
+_CHANGE = re.compile(r"\bchange|\bgrowth\b|\bincrease|\bdecrease", re.I)
+CHANGE_PENALTY = 0.15
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,39 @@ class Table:
 
     def label(self, row: int) -> str:
         cells = self.rows[row]
+        if self.groups():
+            cells = cells[1:]  # the first column names groups of rows, not this row
         return next((c for c in cells if c and not is_number(c)), cells[0] if cells else "")
+
+    def row_name(self, row: int) -> str:
+        """The row's label with its group's name, when rows are grouped."""
+        groups = self.groups()
+        label = self.label(row)
+        return f"{groups[row]}, {label}" if groups and groups[row] != label else label
+
+    def groups(self) -> list[str]:
+        """Each row's group, when the first column names groups of rows (one name per group,
+        printed on one of its rows, often the middle one: "Vicuna-13B-PT" beside six settings
+        of it), else ``[]``.
+
+        A group runs from its name's row back as many rows as the first group starts before
+        its name, up to the next group's start: names set at the same place in every group."""
+        first = [r[0] if r else "" for r in self.rows]
+        named = [i for i, c in enumerate(first) if c]
+        width = min((len(r) for r in self.rows), default=0)
+        if len(named) < 2 or len(named) > len(self.rows) / 2 or width < 3:
+            return []
+        if any(not self.rows[i][1] for i in range(len(self.rows))):
+            return []  # rows without their own label: a layout this does not read
+        starts = [i - named[0] for i in named]
+        ends = [*starts[1:], len(self.rows)]
+        if any(end <= start for start, end in zip(starts, ends, strict=True)):
+            return []
+        return [
+            first[i]
+            for i, start, end in zip(named, starts, ends, strict=True)
+            for _ in range(start, end)
+        ]
 
 
 @dataclass(frozen=True)
@@ -102,12 +137,33 @@ def _table(caption: str, block: list[list[str]]) -> Table:
     # spanning the table, "| Structured Markup | Structured Markup | | |", over the real names).
     while (
         body
-        and not any(is_number(c) and not _YEAR.fullmatch(c) for c in body[0])
+        and not any(_figure_led(c) and not _YEAR.fullmatch(c) for c in body[0])
         and (not body[0][0] or _spanning(header))
     ):
-        header = [f"{h} {c}".strip() for h, c in zip(header, body[0], strict=True)]
+        header = [f"{h} {c}".strip() for h, c in zip(_spread(header), body[0], strict=True)]
         body = body[1:]
     return Table(caption=caption, columns=header, rows=body)
+
+
+_LEADING_FIGURE = re.compile(r"^[-+−(]?[$€£]?\d")
+
+
+def _figure_led(cell: str) -> bool:
+    """A number, or a cell that opens with one ("15.3 (+1.5%)", "12 weeks"): data, not a name."""
+    return is_number(cell) or bool(_LEADING_FIGURE.match(cell.strip()))
+
+
+def _spread(header: list[str]) -> list[str]:
+    """A group name over the blank cells to its right: "MAVEN-ERE" spans the "Micro-F1" and
+    "LI" columns below it. Only between named cells: the first column's blank stays blank; a
+    title repeated over the table ("| Markup | Markup | | |") names no group."""
+    named = [h for h in header if h]
+    if len(set(named)) < len(named):
+        return header
+    out: list[str] = []
+    for k, name in enumerate(header):
+        out.append(name or (out[-1] if k > 1 and out[-1] else ""))
+    return out
 
 
 def _spanning(header: list[str]) -> bool:
@@ -140,14 +196,21 @@ def lookup(intent: Intent, table: Table, corpus: Sequence[set[str]]) -> CellAnsw
             score += 0.2 if score > 0 else 0.1
         elif periods and years and not years & periods:
             score -= 0.3  # another year's column: the wrong period
+        if score > 0 and not intent.wants_share and _CHANGE.search(name):
+            # "Change in capacity" beside "Capacity": a question that asks no change, share or
+            # rate asks for the level, whichever of the two names the question's year.
+            score -= CHANGE_PENALTY
         col_scores.append(score if k or not _label_column(table) else -1.0)
     if intent.type == "comparison":
-        return _compare(intent, table, col_scores)
+        return _compare(intent, table, col_scores, weights)
     best: CellAnswer | None = None
     best_row = -1
     label_col = 0 if _label_column(table) else -1
+    groups = table.groups()
     for r, row in enumerate(table.rows):
         row_text = " ".join(c for k, c in enumerate(row) if not is_number(c) or k == label_col)
+        if groups:
+            row_text += f" {groups[r]}"  # a grouped row is named by its group too
         row_score = _match(terms, weights, row_text)
         if row_score < MIN_MATCH and len(table.rows) > 1:
             continue
@@ -161,7 +224,7 @@ def lookup(intent: Intent, table: Table, corpus: Sequence[set[str]]) -> CellAnsw
                 best_row = r
                 best = CellAnswer(
                     value=cell,
-                    row=table.label(r),
+                    row=table.row_name(r),
                     column=table.columns[k],
                     score=score,
                     row_match=row_score,
@@ -200,7 +263,9 @@ def _label_column(table: Table) -> bool:
     return bool(first) and sum(not is_number(c) for c in first) >= len(first) / 2
 
 
-def _compare(intent: Intent, table: Table, col_scores: list[float]) -> CellAnswer | None:
+def _compare(
+    intent: Intent, table: Table, col_scores: list[float], weights: dict[str, float]
+) -> CellAnswer | None:
     """The row whose value in the best-matching column is the largest (or smallest): a column
     of figures, of durations ("7 months" against "17 weeks", compared in days) or of dates
     ("19 Mar 2024"), the cells of one column all read the same way."""
@@ -221,21 +286,58 @@ def _compare(intent: Intent, table: Table, col_scores: list[float]) -> CellAnswe
         # the largest number of some column would be an answer to another question.
         return None
     values = comparable[k]
+    within, row_match = _rows_named(intent, table, table.columns[k], weights)
+    if within:
+        values = [(v, i) for v, i in values if i in within] or values
     pick = max(values) if intent.direction == "max" else min(values)
     row = pick[1]
     return CellAnswer(
         value=table.label(row),
-        row=table.label(row),
+        row=table.row_name(row),
         column=f"{table.columns[k]} = {table.rows[row][k]}",
-        score=max(col_scores[k], 0.0) + 0.5,
-        row_match=0.0,
+        score=max(col_scores[k], 0.0) + 0.5 + row_match,
+        row_match=row_match,
         column_match=col_scores[k],
         caption=table.caption,
     )
 
 
+def _rows_named(
+    intent: Intent, table: Table, column: str, weights: dict[str, float]
+) -> tuple[set[int], float]:
+    """The rows a comparison is among when the question names some of them ("which setting
+    did Vicuna do best in" of a table of several models' settings): those whose label or group
+    holds the question's words that the compared column does not, and how much of the question
+    they match; nothing when every row or none does."""
+    column_terms = set(content_terms(column))
+    wanted = {t: w for t, w in weights.items() if t not in column_terms}
+    if not wanted:
+        return set(), 0.0
+    groups = table.groups()
+    matches: dict[int, float] = {}
+    for i, row in enumerate(table.rows):
+        labels = " ".join(c for c in row if c and not _figure_led(c))
+        if groups:
+            labels += f" {groups[i]}"
+        match = _match(set(wanted), weights, labels)
+        if match > 0:
+            matches[i] = match
+    best = max(matches.values(), default=0.0)
+    chosen = {i for i, m in matches.items() if m == best}
+    if not chosen or len(chosen) == len(table.rows):
+        return set(), 0.0
+    return chosen, best
+
+
+#: A figure with its change beside it in brackets: "18.0 (+3.1%)" reads as 18.0.
+_FIGURE_WITH_ASIDE = re.compile(r"^([-+−]?[$€£]?\d[\d,]*(?:\.\d+)?%?)\s*\([^()]*\)$")
+
+
 def _figure(cell: str) -> float | None:
-    return number_value(cell) if is_number(cell) else None
+    if is_number(cell):
+        return number_value(cell)
+    aside = _FIGURE_WITH_ASIDE.match(cell.strip())
+    return number_value(aside.group(1)) if aside else None
 
 
 #: Days in a unit of time; a month and a year as their calendar averages.

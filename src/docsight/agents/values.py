@@ -89,6 +89,33 @@ def _label_match(text: str, start: int, intent: Intent) -> int:
     return len(set(content_terms(label)) & set(intent.terms))
 
 
+#: A run of labels numbered from one number to another: "15 through 18", "14-26", "3 to 7".
+_RANGE_END = re.compile(r"\s*(?P<word>through|thru|to|[-–—])\s*(?P<end>\d{1,3})(?![\d.,%]|\s?%)")
+#: Runs longer than this are not lists of labels.
+_MAX_RUN = 200
+
+
+def _labels_counted(text: str, match: re.Match[str], intent: Intent) -> str | None:
+    """How many labels a numbered run holds when ``match`` opens one that the question's words
+    name right before it ("How many markets in Greater Houston?" of "Greater Houston: 15 through
+    18" is 4), or ``None``. "through" marks a run of labels; a dash or "to" counts only after a
+    label, since "15 to 20 people" is an estimate, not a list."""
+    if match.group("pre") or match.group("post") or "," in match.group("num"):
+        return None
+    start = match.group("num")
+    if not start.isdigit() or _YEARLIKE.match(start):
+        return None
+    run = _RANGE_END.match(text, match.end("num"))
+    if run is None:
+        return None
+    first, last = int(start), int(run.group("end"))
+    if not first < last <= first + _MAX_RUN:
+        return None
+    if _counted(text, match.start(), match.end("num"), intent) != 0:
+        return None  # the run is not of what the question names
+    return str(last - first + 1)
+
+
 def _after_period_word(text: str, match: re.Match[str]) -> bool:
     before = text[: match.start()].split()[-1:]
     return bool(before) and before[0].lower().strip("(,") in _PERIOD_WORDS
@@ -116,6 +143,10 @@ def extract_value(intent: Intent, text: str) -> str | None:
                 continue  # a year is a period, not an amount (unless it is labelled as one)
             if intent.type == "count" and "." in digits:
                 continue
+            span = _labels_counted(text, m, intent) if intent.type == "count" else None
+            if span is not None:
+                # A run of numbered labels ("Greater Houston: 15 through 18") counts its labels.
+                return span
             wants_unit = bool(intent.units)
             unit_miss = 0 if not plain or not wants_unit else 1
             # A share answers a question about a share; "revenue" asks for an amount, and the

@@ -1,0 +1,177 @@
+"""Counting a document's parts (DMAP's document map): "How many figures are in this paper from
+page 3 to page 10?", "How many tables are there in the whole slides?", "How many appendices
+appear in the document?".
+
+Such a question is about the document's structure, not about a passage: no sentence says how
+many tables there are, and a search brings a few of them at best. The answer is counted from
+the reference index the content graph records at ingestion: the numbered captions ("Table 3",
+"Figure 2b"), the lettered appendices, and the tables, figures and charts in reading order.
+
+A question is read as a census only when, past "how many <parts>", it says nothing but where
+to count ("in the report", "from page 3 to page 10", "in total"): "How many figures teach
+two-finger scrolling?" asks which figures show something, and is left to the answerer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from docsight.graph.model import Reference
+from docsight.index.base import Store
+from docsight.retrieval.pages import page_references, resolve
+
+#: The parts that can be counted, by the noun a question uses.
+_NOUNS = {
+    "tables": "table",
+    "figures": "figure",
+    "charts": "chart",
+    "graphs": "chart",
+    "plots": "chart",
+    "diagrams": "figure",
+    "images": "figure",
+    "pictures": "figure",
+    "photos": "figure",
+    "appendices": "appendix",
+    "appendixes": "appendix",
+    "pages": "page",
+    "slides": "page",
+}
+_ASKED = re.compile(rf"\bhow many\s+(?P<noun>{'|'.join(_NOUNS)})\b", re.I)
+#: Words that only say where or how to count ("... are there in the whole slides?").
+_SCOPE_WORDS = frozenset(
+    "are is were was there do does did it this that these the a an in on of from to and or "
+    "between within across inside throughout whole entire full main body all total "
+    "altogether overall appear appears appeared shown show shows included include includes "
+    "contain contains contained present have has had used document documents paper papers "
+    "report reports slides slide deck presentation file pdf brochure guide guidebook book "
+    "handbook manual article study page pages p pp section sections chapter part "
+    "number numbers numbered please answer write integer format int".split()
+)
+_WORD = re.compile(r"[a-z]+|\d+", re.I)
+
+
+@dataclass(frozen=True)
+class CensusQuestion:
+    """What a census question counts (``table``, ``figure``, ``chart``, ``appendix``,
+    ``page``), as the question names it, and in which pages."""
+
+    part: str
+    noun: str
+    #: Whether the question names the pages to count in ("from page 3 to page 10").
+    scoped: bool = False
+
+
+@dataclass(frozen=True)
+class Census:
+    """How many of a part one document holds, and which: ``items`` as (name, 0-based page)."""
+
+    doc_id: str
+    part: str
+    noun: str
+    count: int
+    items: list[tuple[str, int]] = field(default_factory=list)
+    #: 0-based pages counted in (all of them when the question named none).
+    pages: list[int] = field(default_factory=list)
+    #: ``captions`` (numbered captions), ``layout`` (parts found on the pages), ``sections``
+    #: (appendix titles and the appendices the text names) or ``pages``.
+    basis: str = "layout"
+
+
+def read_census(question: str) -> CensusQuestion | None:
+    """The part ``question`` counts, or ``None`` when it is not a census of the document."""
+    match = _ASKED.search(question)
+    if match is None:
+        return None
+    noun = match.group("noun").lower()
+    rest = question[match.end() :]
+    # Strip any instruction on the answer's form and the page references, then require that
+    # nothing else is said.
+    words = [w.lower() for w in _WORD.findall(rest) if not w.isdigit()]
+    if any(w not in _SCOPE_WORDS for w in words):
+        return None
+    return CensusQuestion(_NOUNS[noun], noun, scoped=bool(page_references(question)))
+
+
+def take_census(question: str, store: Store, doc_ids: Sequence[str]) -> Census | None:
+    """The census ``question`` asks of the first of ``doc_ids`` (the document the question is
+    about), or ``None`` when it asks none or the pages it names are not in the document."""
+    asked = read_census(question)
+    if asked is None or not doc_ids:
+        return None
+    doc_id = doc_ids[0]
+    index = next(iter(store.page_index([doc_id])), None)
+    if index is None:
+        return None
+    every_page = list(range(index.page_count))
+    pages = every_page
+    if asked.scoped:
+        pages = sorted(resolve(page_references(question), index.page_count, index.labels))
+        if not pages:
+            return None
+    within = set(pages)
+    if asked.part == "page":
+        items = [(f"page {p + 1}", p) for p in pages]
+        return Census(doc_id, "page", asked.noun, len(items), items, pages, "pages")
+    refs = next(iter(store.graph_references([doc_id])), None)
+    if refs is None:
+        return None
+    if asked.part == "appendix":
+        first: dict[str, int] = {}
+        for key, targets in refs.references.items():
+            if key.startswith("appendix ") and targets:
+                first[f"Appendix {key.split()[1].upper()}"] = min(r.page for r in targets)
+        # Appendices are named in the text ("see Appendix C") more reliably than their titles
+        # are recognised (a title set as a picture, a heading the layout missed).
+        for name, page in _mentioned_appendices(store, doc_id):
+            first[name] = min(page, first.get(name, page))
+        items = sorted(
+            ((n, p) for n, p in first.items() if p in within), key=lambda i: (i[1], i[0])
+        )
+        return Census(doc_id, "appendix", asked.noun, len(items), items, pages, "sections")
+    if asked.part in ("table", "figure") and asked.noun in ("tables", "figures"):
+        # A document that numbers its tables (or figures) numbers every one: count the names,
+        # each once however many captions repeat it ("Figure 3a", "Figure 3b" are Figure 3).
+        numbered = _numbered(refs.references, asked.part)
+        if numbered:
+            items = [(name, page) for name, page in numbered if page in within]
+            return Census(doc_id, asked.part, asked.noun, len(items), items, pages, "captions")
+    listed = refs.artifacts.get(asked.part, [])
+    items = [(f"{asked.part} on page {r.page + 1}", r.page) for r in listed if r.page in within]
+    return Census(doc_id, asked.part, asked.noun, len(items), items, pages, "layout")
+
+
+_APPENDIX_NAME = re.compile(r"\bappendix\s+(?P<name>(?-i:[A-Z])|\d{1,2})\b", re.I)
+#: Chunks read for appendix names: a document naming more than this many is not a report.
+_MENTIONS_READ = 200
+
+
+def _mentioned_appendices(store: Store, doc_id: str) -> list[tuple[str, int]]:
+    """The appendices the text of ``doc_id`` names, with the first page naming each."""
+    hits = store.text_search("appendix", _MENTIONS_READ, [doc_id])
+    chunks = store.get_chunks([h.chunk_id for h in hits if h.chunk_id])
+    found: dict[str, int] = {}
+    for chunk in chunks:
+        for m in _APPENDIX_NAME.finditer(chunk.text):
+            name = f"Appendix {m.group('name').upper()}"
+            found[name] = min(chunk.page, found.get(name, chunk.page))
+    return list(found.items())
+
+
+_SUBPART = re.compile(r"^(?P<base>\d+(?:[.\-]\d+)*)[a-z]$")
+
+
+def _numbered(references: Mapping[str, Sequence[Reference]], part: str) -> list[tuple[str, int]]:
+    """The numbered captions of ``part`` ("table 3" -> ("Table 3", page)), sub-parts merged."""
+    first: dict[str, int] = {}
+    for key, targets in references.items():
+        kind, _, number = key.partition(" ")
+        if kind != part or not targets:
+            continue
+        sub = _SUBPART.match(number)
+        base = sub.group("base") if sub else number
+        page = min(t.page for t in targets)
+        name = f"{part.title()} {base.upper() if base.isalpha() else base}"
+        first[name] = min(page, first.get(name, page))
+    return sorted(first.items(), key=lambda item: (item[1], item[0]))

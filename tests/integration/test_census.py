@@ -1,0 +1,95 @@
+"""Counting a document's parts from its map: "How many tables are in the handbook?" is answered
+from the captions and appendices the content graph indexed, not from a sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from docsight import DocSight
+from docsight.retrieval.census import read_census
+
+HANDBOOK = """# Pump handbook
+
+## Operating data
+
+The K series pumps are built for clean water (sizing rules in Appendix C).
+
+Table 1: Rated pressure by model
+
+| Model | Rated pressure (kPa) |
+| --- | --- |
+| K-20 | 250 |
+| K-40 | 380 |
+
+Table 2: Flow rate by model
+
+| Model | Flow rate (l/min) |
+| --- | --- |
+| K-20 | 12 |
+| K-40 | 18 |
+
+The flow rate of the K-40 pump is 18 litres a minute, and 12 tables of spare parts ship
+with every pump.
+
+## Appendix A: Spare parts
+
+Gaskets, seals and impellers are kept in stock.
+
+## Appendix B: Warranty
+
+The warranty lasts three years from the date of delivery.
+"""
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocSight]:
+    folder = tmp_path_factory.mktemp("census")
+    (folder / "handbook.md").write_text(HANDBOOK)
+    ds = DocSight(folder / "collection")
+    assert ds.ingest([folder]).counts()["added"] == 1
+    yield ds
+
+
+@pytest.mark.parametrize(
+    ("question", "part"),
+    [
+        ("How many tables are there in the whole slides?", "table"),
+        ("How many figures are in this paper from Page 3 to Page 10?", "figure"),
+        ("How many appendices appear in the document?", "appendix"),
+        ("How many pages does the report have? Please answer in integer format.", "page"),
+        # Past the parts counted, anything but where to count makes it another question.
+        ("How many figures are shown to teach two-finger scrolling?", None),
+        ("How many tables list the flow rate?", None),
+        ("How many people are in the figure on page 3?", None),
+    ],
+)
+def test_a_census_is_a_question_only_about_where_to_count(question: str, part: str | None) -> None:
+    asked = read_census(question)
+    assert (asked.part if asked else None) == part
+
+
+def test_the_tables_are_counted_by_their_numbered_captions(collection: DocSight) -> None:
+    answer = collection.ask("How many tables are in the handbook?")
+    # Not the "12 tables of spare parts" of a sentence: the document's own tables.
+    assert answer.answerable and answer.answer.startswith("2 [")
+    (citation,) = answer.citations
+    assert "Table 1" in (citation.quote or "") and "Table 2" in (citation.quote or "")
+    assert citation.doc_name == "handbook.md"
+
+
+def test_appendices_are_counted_by_their_titles_and_the_ones_the_text_names(
+    collection: DocSight,
+) -> None:
+    answer = collection.ask("How many appendices does the document have?")
+    assert answer.answer.startswith("3 [")
+    for name in ("Appendix A", "Appendix B", "Appendix C"):
+        assert name in answer.answer
+
+
+def test_a_question_about_what_parts_show_is_answered_from_the_text(collection: DocSight) -> None:
+    answer = collection.ask("What is the flow rate of the K-40 pump?")
+    assert answer.answer.startswith("18")
+    sources = collection.context("How many tables are in the handbook?")
+    assert all(s.via != "census" for s in sources)  # the census is part of answering only

@@ -215,3 +215,27 @@ def test_a_line_search_missed_is_read_around_the_statement_found() -> None:
     # Without a way to read around, the line stays missing and nothing is computed.
     alone = with_statements(question, replace(ports, walk=None)).retrieve(question)
     assert compute(asked, alone) is None
+
+
+def test_the_cash_conversion_cycle_sums_days_of_each_balance() -> None:
+    balance = _source(
+        "Consolidated balance sheets 2024 2023\n"
+        "| | 2024 | 2023 |\n| --- | --- | --- |\n"
+        "| Accounts receivable, net | 1,100 | 900 |\n"
+        "| Inventories | 1,500 | 1,300 |\n"
+        "| Accounts payable | 700 | 500 |"
+    )
+    income = _source(
+        "Statements of income 2024 2023\nRevenues 12,000 10,000\nCost of sales 7,000 6,100",
+        n=2,
+        page=1,
+    )
+    asked = read_ratio("What is the cash conversion cycle in FY2024? Round to two decimal places.")
+    assert asked is not None and asked.ratio.name == "cash conversion cycle"
+    derived = compute(asked, [balance, income])
+    assert derived is not None
+    # 365 x 1,400 / 7,000 + 365 x 1,000 / 12,000 - 365 x 600 / 7,000 = 73 + 30.42 - 31.29
+    assert derived.text() == "72.13 days"
+    working = derived.working()
+    assert working.count("365 x") == 3 and "- 365 x (Accounts payable 700 and 500 [1]" in working
+    assert compute(asked, [income]) is None  # no balances, no cycle

@@ -131,6 +131,10 @@ class Ratio:
     percent: bool = False
     #: Lines of a sum that a company may not report (no short-term investments): counted as 0.
     optional: frozenset[str] = frozenset()
+    #: A sum of days instead of a quotient: each term is ``sign`` x 365 x the average balance
+    #: over the year's flow, as (balance line, flow line, sign); the cash conversion cycle is
+    #: days of inventory plus days of receivables minus days of payables.
+    days: tuple[tuple[str, str, int], ...] = ()
 
 
 _RATIOS: tuple[tuple[re.Pattern[str], Ratio], ...] = tuple(
@@ -206,6 +210,20 @@ _RATIOS: tuple[tuple[re.Pattern[str], Ratio], ...] = tuple(
         (
             r"\bnet (?:profit )?margin\b",
             Ratio("net profit margin", ("net income",), ("revenue",), percent=True),
+        ),
+        (
+            r"\bcash conversion cycle\b",
+            Ratio(
+                "cash conversion cycle",
+                ("cost of sales", "revenue"),
+                ("inventories", "accounts receivable", "accounts payable"),
+                average=True,
+                days=(
+                    ("inventories", "cost of sales", 1),
+                    ("accounts receivable", "revenue", 1),
+                    ("accounts payable", "cost of sales", -1),
+                ),
+            ),
         ),
         (
             r"\b(?:r&d|research and development) to (?:total )?assets? ratio\b",
@@ -330,7 +348,8 @@ class Derived:
         decimals = self.question.decimals
         if decimals is None:
             decimals = 2 if abs(value) >= 0.1 else 3
-        return f"{value:,.{decimals}f}" + ("%" if self.question.percent else "")
+        unit = " days" if self.question.ratio.days else ""
+        return f"{value:,.{decimals}f}" + ("%" if self.question.percent else unit)
 
     def working(self) -> str:
         """The formula with the numbers put in, each cited."""
@@ -342,6 +361,16 @@ class Derived:
 
         period = f"fiscal {self.year}" if self.year else "the latest year shown"
         basis = "average balances" if ratio.average else "closing balances"
+        if ratio.days:
+            shown = {i.reading.line: i.shown() for i in self.inputs}
+            terms = " ".join(
+                f"{'+' if sign > 0 else '-'} 365 x ({shown[balance]}) / ({shown[flow]})"
+                for balance, flow, sign in ratio.days
+            ).removeprefix("+ ")
+            return (
+                f"{ratio.name[0].upper()}{ratio.name[1:]}, {period} = {terms}; {basis}, "
+                "in days, as Investopedia defines it"
+            )
         return (
             f"{ratio.name[0].upper()}{ratio.name[1:]}, {period} = ({side(ratio.numerator)}) / "
             f"({side(ratio.denominator)}); {basis}, as Investopedia defines the ratio"
@@ -520,13 +549,27 @@ def compute(question: RatioQuestion, sources: Sequence[Source]) -> Derived | Non
             parts += got.value
         return parts
 
-    numerator = total(ratio.numerator)
-    denominator = total(ratio.denominator) if numerator is not None else None
-    if numerator is None or not denominator:
-        return None
+    if ratio.days:
+        read: dict[str, Input] = {}
+        for name in question.lines():
+            got = value(name)
+            if got is None or not got.value:
+                return None
+            read[name] = got
+        inputs = list(read.values())
+        result = sum(
+            sign * 365 * read[balance].value / read[flow].value
+            for balance, flow, sign in ratio.days
+        )
+    else:
+        numerator = total(ratio.numerator)
+        denominator = total(ratio.denominator) if numerator is not None else None
+        if numerator is None or not denominator:
+            return None
+        result = numerator / denominator
     years = next((i.reading.years for i in inputs if i.reading.years), ())
     year = question.year or (years[0] if years else None)
-    return Derived(question, numerator / denominator, tuple(inputs), year)
+    return Derived(question, result, tuple(inputs), year)
 
 
 __all__ = [

@@ -39,6 +39,7 @@ MAX_ANSWER_K = 50
 if TYPE_CHECKING:
     from docsight.index.visual import VisualReindexReport
     from docsight.query.analyze import ImageAnalysis
+    from docsight.retrieval.census import Census
 
     #: A query image: a file path, its bytes, or an analysis from :meth:`DocSight.analyze_image`.
     ImageInput = str | Path | bytes | ImageAnalysis
@@ -763,7 +764,7 @@ class DocSight:
         doc_ids = list(dict.fromkeys(s.doc_id for s in sources))
         return pages_missing(question, self.store, doc_ids)
 
-    def _census(self, question: str, sources: Sequence[Source]) -> Any:
+    def _census(self, question: str, sources: Sequence[Source]) -> Census | None:
         """The count of parts ``question`` asks of the best-ranked source's document."""
         from docsight.retrieval.census import take_census
 

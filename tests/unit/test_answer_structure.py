@@ -21,6 +21,8 @@ def test_instructions_on_the_answers_form_are_not_what_the_question_asks() -> No
         'Which shares do seniors hold? Please write the answer in list format, e.g., ["9%","8%"]'
     )
     assert asked == "Which shares do seniors hold?" and "9%" in told
+    # Quoted words that are not an example of the form stay in the question.
+    assert answer_instructions("Which fonts like 'Arial' are bad?")[1] == ""
     # The first sentence is always the question, whatever verb opens it.
     assert answer_instructions("Give me the revenue of 2021 in millions.")[1] == ""
     # A sentence that asks something stays, even after the first.
@@ -174,3 +176,28 @@ def test_an_instruction_to_round_asks_for_a_figure() -> None:
         "number"
     )
     assert read_intent("What is the mission of the agency?").type == "text"
+
+
+def test_rows_that_tie_for_the_top_all_answer_a_comparison() -> None:
+    (table,) = parse_tables(
+        "| Programme | Full-time duration |\n| --- | --- |\n"
+        "| MA (Humanities Education) | 3 years |\n| MSc (Life Science) | 3 years |\n"
+        "| MEd | 2 years |"
+    )
+    longest = lookup(read_intent("Which programmes have the longest duration?"), table, [])
+    assert longest is not None
+    assert longest.value == "MA (Humanities Education); MSc (Life Science)"
+    shortest = lookup(read_intent("Which programme has the shortest duration?"), table, [])
+    assert shortest is not None and shortest.value == "MEd"
+
+
+def test_a_single_name_over_blank_header_cells_is_not_spread() -> None:
+    # "HOVER" is centred over three hop columns: spreading it right would put FEVEROUS under it,
+    # and a sub-header of names that start with digits ("2-hop") is still a header.
+    (table,) = parse_tables(
+        "| | | HOVER | | |\n| --- | --- | --- | --- | --- |\n"
+        "| Model | | | | FEVEROUS |\n| | 2-hop | 3-hop | 4-hop | |\n"
+        "| Codex | 55.57 | 53.42 | 45.59 | 57.85 |"
+    )
+    assert table.columns[-1] == "FEVEROUS" and table.columns[1] == "2-hop"
+    assert table.rows == [["Codex", "55.57", "53.42", "45.59", "57.85"]]

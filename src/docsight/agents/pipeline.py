@@ -216,7 +216,10 @@ def census_source(census: Census, sources: Sequence[Source], n: int) -> Source:
         name if " on page " in name else f"{name} (page {page + 1})" for name, page in shown
     )
     more = ", …" if len(census.items) > _CENSUS_LISTED else ""
-    text = f"{census.count} {census.noun} in {where}, counted {basis}"
+    noun = census.noun
+    if census.count == 1:
+        noun = "appendix" if noun.startswith("append") else noun.removesuffix("s")
+    text = f"{census.count} {noun} in {where}, counted {basis}"
     text += f": {listed}{more}." if listed else "."
     first = census.items[0][1] if census.items else (census.pages[0] if census.pages else 0)
     return Source(

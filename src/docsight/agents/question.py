@@ -124,9 +124,12 @@ class Intent:
         return self.type in ("count", "number")
 
 
-#: An example of the wanted form, quoted in the question: ', e.g., ["9%","8%"]'.
+#: An example of the wanted form, quoted in the question: ', e.g., ["9%","8%"]', 'for example,
+#: "Page 17"', 'like [1, 2, 5]': a bracketed list, or quoted strings.
 _EXAMPLE = re.compile(
-    r",?\s*\(?\b(?:e\.\s?g\.|for example|for instance|like)\s*,?:?\s*[\[\"“'][^\]\n]*\]?\)?",
+    r",?\s*\(?\b(?:(?:e\.\s?g\.|for example|for instance)\s*,?:?\s*"
+    r"(?:\[[^\]\n]*\]|[\"“'][^\"”'\n]*[\"”'](?:\s*,\s*[\"“'][^\"”'\n]*[\"”'])*)"
+    r"|like\s*\[[^\]\n]*\])\)?",
     re.I,
 )
 #: A sentence that says how to write the answer, not what it is about: "Round your answer to

@@ -137,7 +137,7 @@ def _table(caption: str, block: list[list[str]]) -> Table:
     # spanning the table, "| Structured Markup | Structured Markup | | |", over the real names).
     while (
         body
-        and not any(_figure_led(c) and not _YEAR.fullmatch(c) for c in body[0])
+        and not any(_figure(c) is not None and not _YEAR.fullmatch(c) for c in body[0])
         and (not body[0][0] or _spanning(header))
     ):
         header = [f"{h} {c}".strip() for h, c in zip(_spread(header), body[0], strict=True)]
@@ -154,11 +154,14 @@ def _figure_led(cell: str) -> bool:
 
 
 def _spread(header: list[str]) -> list[str]:
-    """A group name over the blank cells to its right: "MAVEN-ERE" spans the "Micro-F1" and
-    "LI" columns below it. Only between named cells: the first column's blank stays blank; a
-    title repeated over the table ("| Markup | Markup | | |") names no group."""
+    """Group names over the blank cells to their right: "MAVEN-ERE" spans the "Micro-F1" and
+    "LI" columns below it, and "Causal-TimeBank" the next two. Only when two or more names head
+    such a run (groups set side by side); a single name over blanks may be centred over its
+    columns ("HOVER" over 2-, 3- and 4-hop), a title repeated over the table ("| Markup |
+    Markup | | |") names no group, and the first column's blank stays blank."""
     named = [h for h in header if h]
-    if len(set(named)) < len(named):
+    heading = [k for k, h in enumerate(header[:-1]) if h and not header[k + 1] and k > 0]
+    if len(set(named)) < len(named) or len(heading) < 2:
         return header
     out: list[str] = []
     for k, name in enumerate(header):
@@ -291,9 +294,11 @@ def _compare(
         values = [(v, i) for v, i in values if i in within] or values
     pick = max(values) if intent.direction == "max" else min(values)
     row = pick[1]
+    # Rows that tie for the top all answer ("which programmes run longest?": two at 3 years).
+    tied = [i for v, i in values if v == pick[0]]
     return CellAnswer(
-        value=table.label(row),
-        row=table.row_name(row),
+        value="; ".join(dict.fromkeys(table.label(i) for i in tied)),
+        row="; ".join(dict.fromkeys(table.row_name(i) for i in tied)),
         column=f"{table.columns[k]} = {table.rows[row][k]}",
         score=max(col_scores[k], 0.0) + 0.5 + row_match,
         row_match=row_match,

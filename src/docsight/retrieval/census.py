@@ -86,8 +86,7 @@ def read_census(question: str) -> CensusQuestion | None:
         return None
     noun = match.group("noun").lower()
     rest = question[match.end() :]
-    # Strip any instruction on the answer's form and the page references, then require that
-    # nothing else is said.
+    # Every word after the part counted only says where or how to count (numbers are pages).
     words = [w.lower() for w in _WORD.findall(rest) if not w.isdigit()]
     if any(w not in _SCOPE_WORDS for w in words):
         return None
@@ -104,8 +103,7 @@ def take_census(question: str, store: Store, doc_ids: Sequence[str]) -> Census |
     index = next(iter(store.page_index([doc_id])), None)
     if index is None:
         return None
-    every_page = list(range(index.page_count))
-    pages = every_page
+    pages = list(range(index.page_count))
     if asked.scoped:
         pages = sorted(resolve(page_references(question), index.page_count, index.labels))
         if not pages:

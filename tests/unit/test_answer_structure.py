@@ -201,3 +201,13 @@ def test_a_single_name_over_blank_header_cells_is_not_spread() -> None:
     )
     assert table.columns[-1] == "FEVEROUS" and table.columns[1] == "2-hop"
     assert table.rows == [["Codex", "55.57", "53.42", "45.59", "57.85"]]
+
+
+def test_a_count_written_as_a_word_answers() -> None:
+    steps = read_intent("How many subskills does the method divide causal inference into?")
+    text = "We identify the following six subskills: causal graph extraction; formalization"
+    assert extract_value(steps, text) == "six subskills"
+    # "one" is as often a pronoun as a count, and a figure the question's words name wins.
+    staff = read_intent("How many employees does the office have?")
+    assert extract_value(staff, "One of the two sites has 1,914 employees") == "1,914 employees"
+    assert extract_value(read_intent("How many tables are there?"), "one of them") is None

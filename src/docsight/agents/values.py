@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from docsight.agents.question import Intent
-from docsight.document.text import STOPWORDS, content_terms
+from docsight.document.text import NUMBER_WORDS, STOPWORDS, content_terms
 
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<pre>[$€£¥]\s?)?(?P<num>-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)"
@@ -45,6 +45,14 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
 _CLOCK = re.compile(r"(?<![\d:])\d{1,3}:[0-5]\d(?::[0-5]\d)?(?![\d:])")
 
 _YEARLIKE = re.compile(r"^(?:19|20)\d{2}$")
+#: A count written as a word, with the noun after it when there is one ("six subskills"); not
+#: "one", which is as often a pronoun ("one of the ...") as a count.
+_COUNT_WORD = re.compile(
+    r"\b("
+    + "|".join(w for w, n in NUMBER_WORDS.items() if n > 1)
+    + r")\b(?:\s(?!(?:of|and|or|the|to|in|on|for|are|were|is|was)\b)[a-zA-Z-]{2,20}\b)?",
+    re.I,
+)
 
 
 def _near(text: str, start: int, anchors: list[int], end: int | None = None) -> int:
@@ -172,6 +180,18 @@ def extract_value(intent: Intent, text: str) -> str | None:
             )
             if best is None or key[:4] < best[:4]:
                 best = key
+        if intent.type == "count":
+            for w in _COUNT_WORD.finditer(text):
+                # "We identify six subskills": counts in prose are often words.
+                key = (
+                    -_label_match(text, w.start(), intent),
+                    _counted(text, w.start(), w.end(1), intent),
+                    1 if intent.units else 0,
+                    _near(text, w.start(), anchors),
+                    w.group(0).strip(),
+                )
+                if best is None or key[:4] < best[:4]:
+                    best = key
         return best[4] if best else None
     if intent.type == "date":
         dates = [m for m in _DATE.finditer(text) if m.group(0) not in asked]

@@ -119,6 +119,16 @@ def _stem(word: str) -> str:
     return str(_stemmer().stemWord(word))
 
 
+#: Numbers as words, as counts are often written in prose ("six subskills", "three courses").
+NUMBER_WORDS: dict[str, int] = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens; numbers keep inner separators ("3.5", "1,200")."""
     return [t.lower().replace("’", "'") for t in _TOKEN.findall(text)]

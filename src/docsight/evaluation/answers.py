@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from docsight.agents.llm_answerer import is_refusal
+from docsight.document.text import NUMBER_WORDS
 from docsight.evaluation.metrics import answer_items, normalize_answer_text
 
 _ARTICLES = frozenset({"a", "an", "the"})
@@ -42,14 +43,7 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 # A number not glued to a preceding word or decimal point: "Q3" holds no number and the 19 of
 # "COVID-19" is not negative.
 _NUMBER = re.compile(r"(?<![\w.])(-?)(\d+(?:\.\d+)?|\.\d+)")
-_NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen twenty".split()
-    )
-}
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _LONE_NUMBER = re.compile(r"[$€£¥]?\s*-?(?:\d+(?:\.\d+)?|\.\d+)\s*(?:%|percent|per cent)?")
 _PROSE_SEPARATORS = re.compile(r"\s*(?:[,;\n]|\band\b|&)\s*", re.IGNORECASE)
 
@@ -184,7 +178,7 @@ def extract_numbers(text: str) -> list[float]:
     text = _THOUSANDS.sub("", strip_citations(text).translate(_TYPOGRAPHY))
     numbers = [float(sign + digits) for sign, digits in _NUMBER.findall(text)]
     if not numbers:
-        numbers = [float(_NUMBER_WORDS[w.lower()]) for w in _NUMBER_WORD.findall(text)]
+        numbers = [float(NUMBER_WORDS[w.lower()]) for w in _NUMBER_WORD.findall(text)]
     return numbers
 
 

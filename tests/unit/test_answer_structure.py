@@ -211,3 +211,12 @@ def test_a_count_written_as_a_word_answers() -> None:
     staff = read_intent("How many employees does the office have?")
     assert extract_value(staff, "One of the two sites has 1,914 employees") == "1,914 employees"
     assert extract_value(read_intent("How many tables are there?"), "one of them") is None
+
+
+def test_reference_markers_and_the_questions_own_number_words_are_not_counts() -> None:
+    steps = read_intent("How many key steps divide causal inference?")
+    cited = "The Ladder of Causation, introduced by Pearl [66], is a taxonomy of tasks [3, 12]."
+    assert extract_value(steps, cited) is None
+    pairs = read_intent("How many combinations can there be between two events?")
+    text = "So, there are 6 possible combinations between the relations for two events."
+    assert extract_value(pairs, text) == "6 possible"

@@ -118,6 +118,8 @@ class Intent:
     #: documents).
     question_terms: tuple[str, ...] = ()
     question_numbers: tuple[str, ...] = ()
+    #: The question's words, lower-cased (a number word it uses is not an answer).
+    question_words: frozenset[str] = frozenset()
 
     @property
     def numeric(self) -> bool:
@@ -228,6 +230,7 @@ def read_intent(question: str) -> Intent:
         wants_duration=bool(_DURATION.search(text)),
         question_terms=tuple(content_terms(text)),
         question_numbers=tuple(n.replace(",", "") for n in _NUMBERS.findall(text)),
+        question_words=frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", text)),
     )
 
 

@@ -45,6 +45,8 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
 _CLOCK = re.compile(r"(?<![\d:])\d{1,3}:[0-5]\d(?::[0-5]\d)?(?![\d:])")
 
 _YEARLIKE = re.compile(r"^(?:19|20)\d{2}$")
+#: A bracketed reference marker of a paper: "[66]", "[3, 12]", "[4-6]".
+_CITATION = re.compile(r"\[\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*\]")
 #: A count written as a word, with the noun after it when there is one ("six subskills"); not
 #: "one", which is as often a pronoun ("one of the ...") as a count.
 _COUNT_WORD = re.compile(
@@ -140,10 +142,13 @@ def extract_value(intent: Intent, text: str) -> str | None:
             return min(clocks, key=lambda m: _near(text, m.start(), anchors)).group(0)
     if intent.type in ("count", "number"):
         best: tuple[int, int, int, int, str] | None = None
+        cited = [c.span() for c in _CITATION.finditer(text)]
         for m in _NUMBER.finditer(text):
             digits = m.group("num").replace(",", "")
             if digits in asked:
                 continue  # repeated from the question
+            if any(a <= m.start() < b for a, b in cited):
+                continue  # a reference marker ("[66]", "[3, 12]"), not a quantity
             core_end = m.end("post") if m.group("post") else m.end("num")
             counted = _counted(text, m.start(), core_end, intent)
             plain = not m.group("post") and not m.group("pre")
@@ -182,6 +187,8 @@ def extract_value(intent: Intent, text: str) -> str | None:
                 best = key
         if intent.type == "count":
             for w in _COUNT_WORD.finditer(text):
+                if w.group(1).lower() in intent.question_words:
+                    continue  # repeated from the question ("between two events")
                 # "We identify six subskills": counts in prose are often words.
                 key = (
                     -_label_match(text, w.start(), intent),

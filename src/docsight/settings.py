@@ -328,7 +328,9 @@ class IngestSettings(_Settings):
     ray_embed_cpus: float = Field(default=0.0, ge=0, le=64)
     #: A PDF with more pages than this has its pages spread over the workers in ranges of at
     #: most this many (when there are 2 workers or more), so one long file does not run on one
-    #: core; each range is its own job under the limits above. 0: a file is one job.
+    #: core; each range is its own job under the limits above. A scanned PDF (read by OCR, ten
+    #: times the cost a page) is cut into ranges a tenth as long, at least 2 pages. 0: a file
+    #: is one job.
     pages_per_part: int = Field(default=40, ge=0)
 
     def budget(self, pages: int = 0) -> tuple[float, float | None]:

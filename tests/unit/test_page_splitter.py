@@ -104,3 +104,62 @@ def test_a_file_parsed_whole_passes_through() -> None:
     assert splitter.result(whole).result is whole
     with pytest.raises(ValueError):
         splitter.prepare(-1, JOB)
+
+
+def test_a_scan_is_cut_into_parts_a_tenth_as_long(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A page read by OCR costs about ten text pages: a scanned PDF's parts are shorter, so a
+    few short scans spread over the workers; a file with a text layer keeps the setting."""
+    import sys
+    from pathlib import Path
+
+    from docsight.ingest.split import MIN_SCAN_PART, SCAN_COST, part_size
+    from docsight.settings import Settings
+    from fixtures import scangen
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from make_large_pdf import make_large_pdf
+
+    scans = scangen.make_scans(tmp_path / "scans", dpi=72)
+    scanned = scans.image_pdf.read_bytes()
+    make_large_pdf(tmp_path / "report.pdf", pages=3)
+    report = (tmp_path / "report.pdf").read_bytes()
+    settings = Settings()
+    pdf = "application/pdf"
+    assert part_size(40, 8, pdf, scanned, settings) == 40 // SCAN_COST == 4
+    assert part_size(40, 8, pdf, report, settings) == 40
+    assert part_size(10, 8, pdf, scanned, settings) == MIN_SCAN_PART
+    # Too short to split, no splitting at all, no OCR, or not a PDF: nothing is probed.
+    assert part_size(40, MIN_SCAN_PART, pdf, scanned, settings) == 40
+    assert part_size(0, 8, pdf, scanned, settings) == 0
+    assert part_size(40, 8, pdf, scanned, Settings(parse={"ocr": "never"})) == 40
+    assert part_size(40, 8, "image/tiff", scans.tiff.read_bytes(), settings) == 40
+    assert part_size(40, 8, pdf, b"%PDF-1.7 broken", settings) == 40
+
+    # The splitter cuts by the part size the job reported.
+    splitter = PageSplitter(40)
+    splitter.prepare(3, JOB)
+    step = splitter.result(JobResult(3, split_pages=8, split_part=4))
+    assert [job.page_range for _, job in step.jobs] == [(0, 4), (4, 8)]
+
+
+def test_the_worker_asks_for_short_parts_of_a_scanned_pdf(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from PIL import Image, ImageDraw
+
+    from docsight.document.ids import bytes_sha256
+    from docsight.ingest.worker import SplitRequested, run_job
+    from docsight.settings import Settings
+
+    pages = []
+    for n in range(6):
+        page = Image.new("RGB", (600, 800), "white")
+        ImageDraw.Draw(page).text((50, 50), f"Scanned page {n + 1}", fill="black")
+        pages.append(page)
+    path = tmp_path / "scan.pdf"
+    pages[0].save(path, save_all=True, append_images=pages[1:], resolution=72)
+    data = path.read_bytes()
+    job = ParseJob(
+        path=str(path), sha256=bytes_sha256(data), media_type="application/pdf", pages_per_part=40
+    )
+    with pytest.raises(SplitRequested) as split:
+        run_job(job, Settings(), None, None)
+    assert (split.value.pages, split.value.per_part) == (6, 4)

@@ -10,6 +10,11 @@ them and goes on as any file does (picture text, descriptions, chunks: :func:`ru
 <docsight.ingest.worker.run_job>` with ``ParseJob.parts``). The document is exactly the one a
 whole-file parse gives (see :class:`~docsight.parsers.base.PagedParser`).
 
+Parts are cut by expected cost, not by pages alone: a PDF whose first pages OCR would read (a
+scan) costs about ten times a text PDF a page, so its parts hold a tenth of the pages
+(:func:`part_size`), and three 8-page scanned decks spread over two workers instead of the last
+one running alone.
+
 Limits stay per job: each range gets the time budget of its pages, and the finishing job that of
 the whole file. The file ends as one result: the finishing job's, or the first failure of any of
 its jobs (a range that timed out, crashed or ran out of memory), with that job's reason; jobs of
@@ -79,6 +84,53 @@ def run_part(
         blob = parser.extract_part(source, settings.parse, context, start, stop)
     timings.update(model_timings(model_stats_since(models_start, model_stats())))
     return PartOutput(blob, timings)
+
+
+#: A page read by OCR costs about ten times a page with a text layer: on the dev PDFs, OCR and
+#: layout take 3.0 CPU s a scanned page and parsing 0.27 s a text page
+#: (``benchmarks/results/ingest_profile.md``). A scanned file's parts are a tenth as long, so a
+#: few 8-page scans spread over the workers as one 80-page report would.
+SCAN_COST = 10
+#: The smallest part worth its own job (each part opens the file again).
+MIN_SCAN_PART = 2
+#: The first pages probed for a text layer.
+_PROBE_PAGES = 3
+
+
+def part_size(per_part: int, pages: int, media_type: str, data: bytes, settings: Settings) -> int:
+    """Pages per part for a file of ``pages`` pages: ``per_part``, or for a PDF whose first
+    pages OCR would read (no text layer, or ``parse.ocr = "always"``) ``per_part / SCAN_COST``,
+    at least ``MIN_SCAN_PART``. Only a file that could be split is probed."""
+    if per_part <= 0 or pages <= MIN_SCAN_PART or not _read_by_ocr(media_type, data, settings):
+        return per_part
+    return max(MIN_SCAN_PART, per_part // SCAN_COST)
+
+
+def _read_by_ocr(media_type: str, data: bytes, settings: Settings) -> bool:
+    from docsight.parsers import sniff
+    from docsight.parsers.pdf.scan import wants_ocr
+
+    if media_type != sniff.PDF or settings.parse.ocr == "never":
+        return False
+    import pypdfium2 as pdfium
+
+    try:
+        doc = pdfium.PdfDocument(data)
+    except Exception:  # the parser reports what is wrong with the file
+        return False
+    try:
+        probed = []
+        for i in range(min(_PROBE_PAGES, len(doc))):
+            page = doc[i]
+            text = page.get_textpage()
+            probed.append(len(text.get_text_range().strip()))
+            text.close()
+            page.close()
+        return bool(probed) and all(wants_ocr(settings.parse, n) for n in probed)
+    except Exception:
+        return False
+    finally:
+        doc.close()
 
 
 def page_ranges(pages: int, per_part: int) -> list[tuple[int, int]]:
@@ -191,7 +243,7 @@ class PageSplitter:
                 owner[0].out.discard(key)
 
     def _split(self, result: JobResult, job: ParseJob) -> Step:
-        ranges = page_ranges(result.split_pages, self.pages_per_part)
+        ranges = page_ranges(result.split_pages, result.split_part or self.pages_per_part)
         file = _File(
             key=result.key,
             job=job,

@@ -132,8 +132,10 @@ class JobResult:
     seconds: float = 0.0
     #: Peak resident memory of the worker during the job, in MiB (``None`` when in-process).
     peak_rss_mb: float | None = None
-    #: Pages of a file not parsed because it has more than ``ParseJob.pages_per_part``.
+    #: Pages of a file not parsed because it has more than ``ParseJob.pages_per_part``, and
+    #: the pages each of its parts should hold (fewer for a scan: ``split.part_size``).
     split_pages: int = 0
+    split_part: int = 0
     #: The output of a ``page_range`` job.
     part: PartOutput | None = None
 
@@ -184,9 +186,10 @@ ProgressListener = Callable[[ParseProgress], None]
 class SplitRequested(Exception):
     """Not an error: the file has more pages than ``ParseJob.pages_per_part``."""
 
-    def __init__(self, pages: int) -> None:
+    def __init__(self, pages: int, per_part: int = 0) -> None:
         super().__init__(pages)
         self.pages = pages
+        self.per_part = per_part
 
 
 class JobEvents:
@@ -230,11 +233,16 @@ def run_job(
         pages = min(counted, settings.parse.max_pages)
     parser = parser_for(job.media_type, path)
     if (
-        0 < job.pages_per_part < counted <= settings.parse.max_pages
+        job.pages_per_part > 0
+        and counted <= settings.parse.max_pages
         and not job.parts
         and isinstance(parser, PagedParser)
     ):
-        raise SplitRequested(counted)
+        from docsight.ingest.split import part_size
+
+        per_part = part_size(job.pages_per_part, counted, job.media_type, data, settings)
+        if per_part < counted:
+            raise SplitRequested(counted, per_part)
     if pages:
         events.pages(pages)
     # Parsing from parts, the pages are read already.
@@ -419,7 +427,7 @@ def _run_guarded(
     try:
         return run(), None
     except SplitRequested as split:
-        return None, JobResult(key, split_pages=split.pages)
+        return None, JobResult(key, split_pages=split.pages, split_part=split.per_part)
     except DocsightError as exc:
         return None, JobResult.failed(key, exc)
     except MemoryError:

@@ -79,6 +79,13 @@ def test_the_tables_are_counted_by_their_numbered_captions(collection: DocSight)
     assert citation.doc_name == "handbook.md"
 
 
+def test_a_census_of_named_pages_says_which(collection: DocSight) -> None:
+    answer = collection.ask("How many tables are there on page 1?")
+    assert answer.answer.startswith("2 [") and "2 tables in page 1 of handbook.md" in answer.answer
+    whole = collection.ask("How many tables are in the handbook?")
+    assert "2 tables in handbook.md" in whole.answer
+
+
 def test_appendices_are_counted_by_their_titles_and_the_ones_the_text_names(
     collection: DocSight,
 ) -> None:

@@ -204,8 +204,10 @@ def census_source(census: Census, sources: Sequence[Source], n: int) -> Source:
     """A census as a source: the count first (what the answer is), then what was counted."""
     doc = next(s for s in sources if s.doc_id == census.doc_id)
     where = doc.doc_name
-    if len(census.pages) and census.pages != list(range(census.pages[-1] + 1)):
-        where = f"pages {census.pages[0] + 1}-{census.pages[-1] + 1} of {where}"
+    if census.scoped and census.pages:
+        first, last = census.pages[0] + 1, census.pages[-1] + 1
+        pages = f"page {first}" if first == last else f"pages {first}-{last}"
+        where = f"{pages} of {where}"
     basis = {
         "captions": "by their numbered captions",
         "sections": "by the appendices its titles and text name",

@@ -77,6 +77,8 @@ class Census:
     #: ``captions`` (numbered captions), ``layout`` (parts found on the pages), ``sections``
     #: (appendix titles and the appendices the text names) or ``pages``.
     basis: str = "layout"
+    #: Whether the question named the pages to count in.
+    scoped: bool = False
 
 
 def read_census(question: str) -> CensusQuestion | None:
@@ -111,7 +113,7 @@ def take_census(question: str, store: Store, doc_ids: Sequence[str]) -> Census |
     within = set(pages)
     if asked.part == "page":
         items = [(f"page {p + 1}", p) for p in pages]
-        return Census(doc_id, "page", asked.noun, len(items), items, pages, "pages")
+        return Census(doc_id, "page", asked.noun, len(items), items, pages, "pages", asked.scoped)
     refs = next(iter(store.graph_references([doc_id])), None)
     if refs is None:
         return None
@@ -127,17 +129,21 @@ def take_census(question: str, store: Store, doc_ids: Sequence[str]) -> Census |
         items = sorted(
             ((n, p) for n, p in first.items() if p in within), key=lambda i: (i[1], i[0])
         )
-        return Census(doc_id, "appendix", asked.noun, len(items), items, pages, "sections")
+        return Census(
+            doc_id, "appendix", asked.noun, len(items), items, pages, "sections", asked.scoped
+        )
     if asked.part in ("table", "figure") and asked.noun in ("tables", "figures"):
         # A document that numbers its tables (or figures) numbers every one: count the names,
         # each once however many captions repeat it ("Figure 3a", "Figure 3b" are Figure 3).
         numbered = _numbered(refs.references, asked.part)
         if numbered:
             items = [(name, page) for name, page in numbered if page in within]
-            return Census(doc_id, asked.part, asked.noun, len(items), items, pages, "captions")
+            return Census(
+                doc_id, asked.part, asked.noun, len(items), items, pages, "captions", asked.scoped
+            )
     listed = refs.artifacts.get(asked.part, [])
     items = [(f"{asked.part} on page {r.page + 1}", r.page) for r in listed if r.page in within]
-    return Census(doc_id, asked.part, asked.noun, len(items), items, pages, "layout")
+    return Census(doc_id, asked.part, asked.noun, len(items), items, pages, "layout", asked.scoped)
 
 
 _APPENDIX_NAME = re.compile(r"\bappendix\s+(?P<name>(?-i:[A-Z])|\d{1,2})\b", re.I)

@@ -147,7 +147,7 @@ def take_census(question: str, store: Store, doc_ids: Sequence[str]) -> Census |
 
 
 _APPENDIX_NAME = re.compile(r"\bappendix\s+(?P<name>(?-i:[A-Z])|\d{1,2})\b", re.I)
-#: Chunks read for appendix names: a document naming more than this many is not a report.
+#: Chunks read for appendix names at most (a bound on the work; reports name theirs in far fewer).
 _MENTIONS_READ = 200
 
 

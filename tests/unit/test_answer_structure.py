@@ -130,7 +130,7 @@ def test_rows_grouped_under_a_name_in_the_first_column() -> None:
     assert table.columns[2:4] == ["MAVEN-ERE Micro-F1 (%)", "MAVEN-ERE LI (%)"]
     assert len(table.rows) == 6
     # The name sits on its group's middle row; the group runs from the row above it.
-    assert table.groups() == ["Vicuna-13B-PT"] * 3 + ["Llama2-13B-PT"] * 3
+    assert table.groups == ["Vicuna-13B-PT"] * 3 + ["Llama2-13B-PT"] * 3
     assert table.label(1) == "CoT w. logical constraints"
     corpus = _corpus(GROUPED, "pre-training on logic data", "events and relations")
     vicuna = lookup(

@@ -256,7 +256,7 @@ class ExtractiveAnswerer:
         scored.extend(_cells(intent, sources, terms, w))
         scored.sort(key=lambda s: -s.score)
         whole = set(intent.question_terms) or q_terms
-        return scored, idf_weights(terms or [whole], whole)
+        return scored, weights if whole == q_terms else idf_weights(terms or [whole], whole)
 
     def _add_dense(self, question: str, scored: list[Scored], limit: int) -> None:
         """The cosine with the question, for the ``limit`` best by words and retrieval rank."""

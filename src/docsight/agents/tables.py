@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from docsight.agents.question import Intent
 from docsight.document.tables import is_number
@@ -34,16 +35,17 @@ class Table:
 
     def label(self, row: int) -> str:
         cells = self.rows[row]
-        if self.groups():
+        if self.groups:
             cells = cells[1:]  # the first column names groups of rows, not this row
         return next((c for c in cells if c and not is_number(c)), cells[0] if cells else "")
 
     def row_name(self, row: int) -> str:
         """The row's label with its group's name, when rows are grouped."""
-        groups = self.groups()
+        groups = self.groups
         label = self.label(row)
         return f"{groups[row]}, {label}" if groups and groups[row] != label else label
 
+    @cached_property
     def groups(self) -> list[str]:
         """Each row's group, when the first column names groups of rows (one name per group,
         printed on one of its rows, often the middle one: "Vicuna-13B-PT" beside six settings
@@ -209,7 +211,7 @@ def lookup(intent: Intent, table: Table, corpus: Sequence[set[str]]) -> CellAnsw
     best: CellAnswer | None = None
     best_row = -1
     label_col = 0 if _label_column(table) else -1
-    groups = table.groups()
+    groups = table.groups
     for r, row in enumerate(table.rows):
         row_text = " ".join(c for k, c in enumerate(row) if not is_number(c) or k == label_col)
         if groups:
@@ -318,7 +320,7 @@ def _rows_named(
     wanted = {t: w for t, w in weights.items() if t not in column_terms}
     if not wanted:
         return set(), 0.0
-    groups = table.groups()
+    groups = table.groups
     matches: dict[int, float] = {}
     for i, row in enumerate(table.rows):
         labels = " ".join(c for c in row if c and not _figure_led(c))

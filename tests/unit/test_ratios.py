@@ -239,3 +239,105 @@ def test_the_cash_conversion_cycle_sums_days_of_each_balance() -> None:
     working = derived.working()
     assert working.count("365 x") == 3 and "- 365 x (Accounts payable 700 and 500 [1]" in working
     assert compute(asked, [income]) is None  # no balances, no cycle
+
+
+def test_interest_expense_described_in_a_note_over_two_rows() -> None:
+    # The note's line names what the expense comprises, wrapped over two table rows; the
+    # income statement has no "Interest expense" line of its own.
+    note = _source(
+        "|  | 2019 |  | 2018 |\n| --- | --- | --- | --- |\n"
+        "| Interest income | $ | (79) | $ | (65) |\n"
+        "| Interest expense from debt and amortization of debt discount and deferred "
+        "|  |  |  |  |\n"
+        "| financing costs |  | 90 |  | 140 |\n"
+        "| Other expense (income), net |  | 1 |  | (4) |",
+        page=113,
+    )
+    income = _source(
+        "Statements of operations 2019 2018\nOperating income 1,607 1,988\n"
+        "Interest and other expense (income), net (26) 71",
+        n=2,
+        page=69,
+    )
+    asked = read_ratio("What is the interest coverage ratio for FY2019?")
+    assert asked is not None
+    (reading,) = read_lines("interest expense", [note, income])
+    assert reading.values == (90.0, 140.0) and reading.label == (
+        "Interest expense from debt and amortization of debt discount and deferred financing costs"
+    )
+    derived = compute(asked, [note, income])
+    assert derived is not None and derived.text() == "17.86"
+    # A line of its own is read before any described one.
+    plain = _source("2019 2018\nInterest expense 120 110", n=3, page=70)
+    assert [r.values for r in read_lines("interest expense", [note, plain])] == [(120.0, 110.0)]
+    # Capitals start the next line: "Interest expense" followed by another label is not read
+    # with that label's figures.
+    other = _source("2019 2018\n| Interest expense |  |\n| Other expense | 1 | 4 |", n=4)
+    assert read_lines("interest expense", [other]) == []
+
+
+def test_cash_flow_to_debt_skips_a_namesake_dash() -> None:
+    # The balance sheet lists "Debt and capital lease obligations" among current liabilities
+    # (nothing due this year) and again among long-term ones.
+    current = _source(
+        "CONSOLIDATED BALANCE SHEETS 2015 2014\n"
+        "Accrued expenses 678,364 683,866\nDebt and capital lease obligations — 603,229",
+        page=58,
+    )
+    long_term = _source(
+        "2015 2014\nDebt and capital lease obligations 1,907,231 911,086", n=2, page=58
+    )
+    flows = _source(
+        "2015 2014\nNet cash provided by operating activities 1,469,502 1,287,482", n=3, page=62
+    )
+    asked = read_ratio("What is Cash Flow to Total Debt Ratio for ADBE In FY2015?")
+    assert asked is not None and asked.ratio.name == "cash flow to debt ratio"
+    derived = compute(asked, [current, long_term, flows])
+    assert derived is not None and derived.text() == "0.77"
+    assert "Debt and capital lease obligations 1,907,231" in derived.working()
+    # With current debt due, both parts count.
+    due = _source("2015 2014\nCurrent portion of long-term debt 500,000 —", n=4, page=58)
+    derived = compute(asked, [due, long_term, flows])
+    assert derived is not None and derived.text() == f"{1469502 / 2407231:.2f}"
+
+
+def test_a_statement_the_line_searches_missed_is_found_by_its_title() -> None:
+    # Searches by the lines' names find a segment table and a note naming the statement in a
+    # sentence; the statement's page is found only by its title, and read whole.
+    segments = _source("Segment operating income 1,000 900", page=40)
+    note = _source(
+        "as the consolidated statements of operations show, interest is small", n=2, page=61
+    )
+    heading = _source(
+        "CONSOLIDATED STATEMENTS OF OPERATIONS (Amounts in millions)\n[Table: Table on page 70]",
+        n=3,
+        page=69,
+    )
+    statement = _source(
+        "2019 2018\nOperating income 1,607 1,988\nInterest expense 90 140", n=4, page=69
+    )
+    queries: list[str] = []
+
+    def retrieve(query: str) -> list[Source]:
+        queries.append(query)
+        return [note, heading] if "statements of operations" in query else [segments, note]
+
+    def walk(sources: Sequence[Source]) -> list[Source]:
+        return [*sources, statement] if any(s.page == 69 for s in sources) else list(sources)
+
+    ports = Ports(
+        retrieve=retrieve,
+        pages_missing=lambda q, s: False,
+        encoder=lambda: None,
+        chat=lambda: None,
+        walk=walk,
+    )
+    question = "What is the interest coverage ratio in FY2019?"
+    sources = with_statements(question, ports).retrieve(question)
+    assert "consolidated statements of operations" in queries
+    asked = read_ratio(question)
+    assert asked is not None
+    derived = compute(asked, sources)
+    assert derived is not None and derived.text() == "17.86"
+    # The title on a line of its own ranks before a sentence that mentions it.
+    assert [s.page for s in statement_sources(["operating income"], [note, heading])] == [69, 61]

@@ -143,7 +143,12 @@ def with_statements(question: str, ports: Ports) -> Ports:
     """For a ratio question, retrieval also brings the statement lines the ratio is computed
     from (``agents.ratios``): "inventory turnover" names neither cost of sales nor
     inventories, so a search for the question alone rarely finds both statements."""
-    from docsight.agents.ratios import read_ratio, statement_sources, unread_lines
+    from docsight.agents.ratios import (
+        read_ratio,
+        statement_sources,
+        title_queries,
+        unread_lines,
+    )
 
     asked = read_ratio(question)
     if asked is None:
@@ -156,22 +161,37 @@ def with_statements(question: str, ports: Ports) -> Ports:
             return sources
         seen = {(s.doc_name, s.page, s.text) for s in sources}
         merged = list(sources)
-        for extra in asked.queries():
-            for source in retrieve(extra):
+
+        def add(found: Sequence[Source]) -> None:
+            for source in found:
                 key = (source.doc_name, source.page, source.text)
                 if key not in seen:
                     seen.add(key)
                     merged.append(source.model_copy(update={"n": len(merged) + 1}))
+
+        for extra in asked.queries():
+            add(retrieve(extra))
         # A statement's page is often found by one of its parts while the line sits in
         # another (a long statement is several chunks, and search ranks the dotted lines low):
         # read around the parts found, whole pages, for the lines still missing.
         missing = unread_lines(asked, merged)
-        around = statement_sources(missing, merged)[:2] if missing and walk else []
-        for source in walk(around) if walk and around else []:
-            key = (source.doc_name, source.page, source.text)
-            if key not in seen:
-                seen.add(key)
-                merged.append(source.model_copy(update={"n": len(merged) + 1}))
+        if missing and walk is not None:
+            around = statement_sources(missing, merged)[:2]
+            walked = {(s.doc_name, s.page) for s in around}
+            add(walk(around) if around else [])
+            missing = unread_lines(asked, merged)
+            if missing:
+                # The searches found notes and segment tables, not the statement: its title
+                # still finds the page it heads.
+                titled: list[Source] = []
+                for query in title_queries(missing):
+                    titled.extend(retrieve(query))
+                fresh = [
+                    s
+                    for s in statement_sources(missing, titled)
+                    if (s.doc_name, s.page) not in walked
+                ]
+                add(walk(fresh[:2]) if fresh else [])
         return merged
 
     return replace(ports, retrieve=with_lines)

@@ -73,7 +73,22 @@ LINES: dict[str, tuple[str, ...]] = {
         "property, plant and equipment",
     ),
     "operating income": ("operating income", "income from operations"),
-    "interest expense": ("interest expense",),
+    "interest expense": ("interest expense, net", "interest expense"),
+    # Debt: the part due within a year (absent when nothing is due) and the rest.
+    "short-term debt": (
+        "current portion of long-term debt",
+        "current portion of debt and capital lease obligations",
+        "current portion of debt",
+        "short-term debt",
+        "short-term borrowings",
+        "notes payable",
+    ),
+    "long-term debt": (
+        "long-term debt, net",
+        "long-term debt",
+        "debt and capital lease obligations",
+        "long-term borrowings",
+    ),
     "operating cash flow": (
         "net cash provided by operating activities",
         "net cash provided by (used in) operating activities",
@@ -90,6 +105,11 @@ LINES: dict[str, tuple[str, ...]] = {
     "research and development": ("research and development", "product development"),
     "gross profit": ("gross profit", "gross margin"),
 }
+
+#: Lines whose label a note may continue with what the line comprises, in lower case before
+#: its figures ("Interest expense from debt and amortization of debt discount: 90; 140"): read
+#: so only when no source has the plain label.
+_LOOSE = frozenset({"interest expense"})
 
 #: Which statement a line is on: the words a search for it adds.
 _STATEMENT = {
@@ -118,6 +138,23 @@ _STATEMENT_NAMES = {
     "balance": re.compile(r"(?<!off-)balance sheets?|statements? of financial position", re.I),
     "income": re.compile(r"statements? of (?:income|operations|earnings)", re.I),
     "cash flows": re.compile(r"statements? of cash flows", re.I),
+}
+
+#: A statement's title on a line of its own, as it heads the statement's page (optionally with
+#: its unit in brackets): "CONSOLIDATED STATEMENTS OF OPERATIONS (Amounts in millions)". A note
+#: that mentions the statement does so inside a sentence.
+_TITLES = {
+    kind: re.compile(
+        rf"^[ \t]*(?:consolidated[ \t]+)?(?:{pattern.pattern})[ \t]*(?:\([^)\n]*\))?[ \t]*$",
+        re.I | re.M,
+    )
+    for kind, pattern in _STATEMENT_NAMES.items()
+}
+#: How filings title each statement; income statements go by two names.
+_TITLE_QUERIES = {
+    "balance": ("consolidated balance sheets",),
+    "income": ("consolidated statements of operations", "consolidated statements of income"),
+    "cash flows": ("consolidated statements of cash flows",),
 }
 
 
@@ -193,6 +230,15 @@ _RATIOS: tuple[tuple[re.Pattern[str], Ratio], ...] = tuple(
                 "operating cash flow ratio",
                 ("operating cash flow",),
                 ("total current liabilities",),
+            ),
+        ),
+        (
+            r"\b(?:operating )?cash flow to (?:total )?debt\b",
+            Ratio(
+                "cash flow to debt ratio",
+                ("operating cash flow",),
+                ("short-term debt", "long-term debt"),
+                optional=frozenset({"short-term debt"}),
             ),
         ),
         (
@@ -397,18 +443,24 @@ def _label(label: str) -> str:
     return rf"(?-i:{re.escape(first.upper())})(?i:{words})"
 
 
-def _line_pattern(label: str) -> re.Pattern[str]:
+def _line_pattern(label: str, loose: bool = False) -> re.Pattern[str]:
     # A line's label starts a line, a table cell or follows the previous line's numbers (text
     # read from a picture runs lines together), and filings capitalise it: "decrease in
-    # inventories 507 (1,854)" on a cash-flow statement is not the Inventories line.
+    # inventories 507 (1,854)" on a cash-flow statement is not the Inventories line. A loose
+    # label may go on in lower-case words, wrapped onto the next row of a table (a capital
+    # starts the next line's label).
+    more = r"(?-i:[ \t,]+[a-z(][a-z\s|,.()'’&/\-]{0,160}?)?" if loose else ""
     return re.compile(
-        rf"(?:^|(?<=[\n|])|(?<=[\d)—:]\s))\s*{_label(label)}"
+        rf"(?:^|(?<=[\n|])|(?<=[\d)—:]\s))\s*{_label(label)}{more}"
         rf"{_FILL}((?:{_NUM})(?:[\s|;$]+(?:{_NUM})){{1,3}})(?![\w%])",
         re.I | re.M,
     )
 
 
 _PATTERNS = {line: [_line_pattern(label) for label in labels] for line, labels in LINES.items()}
+_LOOSE_PATTERNS = {
+    line: [_line_pattern(label, loose=True) for label in LINES[line]] for line in _LOOSE
+}
 
 
 def _trailing_pattern(label: str) -> re.Pattern[str]:
@@ -464,17 +516,29 @@ def read_lines(line: str, sources: Sequence[Source]) -> list[LineValue]:
         where = " ".join(source.section_path) + " " + page_text[(source.doc_name, source.page)]
         return bool(statement.search(where))
 
-    for source in sorted(sources, key=lambda s: not on_statement(s)):
+    ordered = sorted(sources, key=lambda s: not on_statement(s))
+    for source in ordered:
         reading = _read_line(line, source, page_text[(source.doc_name, source.page)])
         if reading is not None:
             found.append(reading)
+    if not found and line in _LOOSE:
+        for source in ordered:
+            key = (source.doc_name, source.page)
+            reading = _read_line(line, source, page_text[key], _LOOSE_PATTERNS[line])
+            if reading is not None:
+                found.append(reading)
     return found
 
 
-def _read_line(line: str, source: Source, page_text: str) -> LineValue | None:
+def _read_line(
+    line: str,
+    source: Source,
+    page_text: str,
+    patterns: Sequence[re.Pattern[str]] | None = None,
+) -> LineValue | None:
     """The first reading of ``line`` in ``source``: label then figures, else (text read from a
     picture) a dollar-marked total's figures then its label."""
-    for pattern in _PATTERNS[line]:
+    for pattern in _PATTERNS[line] if patterns is None else patterns:
         match = pattern.search(source.text)
         if match is None:
             continue
@@ -482,8 +546,9 @@ def _read_line(line: str, source: Source, page_text: str) -> LineValue | None:
         years = _years(source.text[: match.start()]) or _years(page_text)
         label = " ".join(source.text[match.start() : match.start(1)].split()).rstrip(" |:;$.")
         label = re.sub(r"[.·…_]{2,}.*$", "", label).strip()
+        label = re.sub(r"\s*\|[\s|]*", " ", label)  # a label wrapped over two table rows
         return LineValue(line, label, values, years, source)
-    for pattern in _TRAILING[line]:
+    for pattern in _TRAILING[line] if patterns is None else ():
         match = pattern.search(source.text)
         if match is None:
             continue
@@ -500,17 +565,28 @@ def unread_lines(question: RatioQuestion, sources: Sequence[Source]) -> tuple[st
     return tuple(line for line in question.lines() if not read_lines(line, sources))
 
 
+def title_queries(lines: Sequence[str]) -> list[str]:
+    """Searches for the titles of the statements ``lines`` are on: when a search by the lines'
+    names found notes and segment tables instead, the title still finds the statement's page."""
+    kinds = dict.fromkeys(_STATEMENT.get(line, "balance") for line in lines)
+    return [query for kind in kinds for query in _TITLE_QUERIES[kind]]
+
+
 def statement_sources(lines: Sequence[str], sources: Sequence[Source]) -> list[Source]:
     """One source a page from the statements ``lines`` are on: those under a heading naming
     the statement first, then those whose text names it (a note may mention "the balance
     sheet"). The places to read around for a line retrieval missed."""
-    names = list(dict.fromkeys(_STATEMENT_NAMES[_STATEMENT.get(line, "balance")] for line in lines))
+    kinds = dict.fromkeys(_STATEMENT.get(line, "balance") for line in lines)
+    names = [_STATEMENT_NAMES[kind] for kind in kinds]
+    titles = [_TITLES[kind] for kind in kinds]
     ranked: list[tuple[int, int, Source]] = []
     for i, source in enumerate(sources):
         if any(n.search(source.section_path[-1]) for n in names if source.section_path):
             ranked.append((0, i, source))
-        elif any(n.search(source.text) for n in names):
+        elif any(t.search(source.text) for t in titles):
             ranked.append((1, i, source))
+        elif any(n.search(source.text) for n in names):
+            ranked.append((2, i, source))
     pages: dict[tuple[str, int], Source] = {}
     for _, _, source in sorted(ranked, key=lambda r: r[:2]):
         pages.setdefault((source.doc_name, source.page), source)
@@ -524,18 +600,24 @@ def compute(question: RatioQuestion, sources: Sequence[Source]) -> Derived | Non
     inputs: list[Input] = []
 
     def value(name: str) -> Input | None:
+        # A dash in the asked year's column where another reading of the line has a figure
+        # is most often a namesake line (a balance sheet may list "Debt" among current and
+        # among long-term liabilities): the figure is taken.
+        dashed: Input | None = None
         for reading in read_lines(name, sources):
             if question.year is not None and question.year not in reading.years:
                 continue
             closing = reading.at(question.year)
             if closing is None:
                 continue
-            if not ratio.average or name not in ratio.denominator:
-                return Input(reading, closing)
-            opening = reading.at(question.year, previous=True)
-            if opening is not None:
-                return Input(reading, closing, opening)
-        return None
+            got: Input | None = Input(reading, closing)
+            if ratio.average and name in ratio.denominator:
+                opening = reading.at(question.year, previous=True)
+                got = Input(reading, closing, opening) if opening is not None else None
+            if got is not None and got.value:
+                return got
+            dashed = dashed or got
+        return dashed
 
     def total(names: tuple[str, ...]) -> float | None:
         parts = 0.0
@@ -583,5 +665,6 @@ __all__ = [
     "read_lines",
     "read_ratio",
     "statement_sources",
+    "title_queries",
     "unread_lines",
 ]

@@ -89,3 +89,20 @@ def test_announcing_sentence_is_quoted_with_its_list() -> None:
         "Online orders through the shop",
         "The totals are computed monthly.",
     ]
+
+
+def test_a_table_run_together_into_one_line_is_not_a_candidate() -> None:
+    # A slide's table, then its page image's text, the same table run into one line: there
+    # "137" would follow "Blog Article" and "133,213" the "Pages" label.
+    text = (
+        "| Data Type | Items | Pages |\n| --- | --- | --- |\n"
+        "| Blog Article | 135,747 | 133,213 |\n| hatom | 140 | 137 |\n"
+        "Page image: Page 5: Data Type | Items | Pages Blog Article | 135,747 | 133,213 "
+        "hatom | 140 | 137"
+    )
+    pool = candidates([_source(1, text, kind="page")])
+    texts = [c.text for c in pool]
+    assert "| hatom | 140 | 137 |" in texts
+    assert not [t for t in texts if "Page 5" in t or "Blog Article | 135,747 | 133,213 hatom" in t]
+    # One separated pair is text, not a table ("Home | Contact").
+    assert [c.text for c in candidates([_source(2, "Offices 20 | Countries 12 in the region")])]

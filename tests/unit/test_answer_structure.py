@@ -220,3 +220,18 @@ def test_reference_markers_and_the_questions_own_number_words_are_not_counts() -
     pairs = read_intent("How many combinations can there be between two events?")
     text = "So, there are 6 possible combinations between the relations for two events."
     assert extract_value(pairs, text) == "6 possible"
+
+
+def test_a_column_named_by_a_word_matching_ignores_is_still_the_one_asked() -> None:
+    # "pages" is scaffolding to term matching ("on page 5"), but here it names a column.
+    (table,) = parse_tables(
+        "| Data Type | Source | Items | Items with Errors | Pages |\n"
+        "| --- | --- | --- | --- | --- |\n"
+        "| Blog Article | schema.org | 135,747 | 72,441 | 133,213 |\n"
+        "| hatom | microformats.org | 140 | 138 | 137 |"
+    )
+    corpus = [set(content_terms(t)) for t in ("hatom microformats", "blog article schema")]
+    cell = lookup(read_intent("How many pages for the hatom data type?"), table, corpus)
+    assert cell is not None and (cell.row, cell.column, cell.value) == ("hatom", "Pages", "137")
+    # Without the word, no column is named and no single cell answers.
+    assert lookup(read_intent("How many for the hatom data type?"), table, corpus) is None

@@ -511,3 +511,26 @@ def test_ranking_weights_default_load_and_decide_the_best_candidate(tmp_path) ->
     # By its words the second source answers; weighing only the retrieval rank, the first.
     assert first(RankWeights()) == "2021 [2]"
     assert first(RankWeights(lexical=0.0, dense=0.0, rank=1.0)) == "2019 [1]"
+
+
+def test_a_question_offering_choices_is_answered_with_the_choice_the_evidence_names() -> None:
+    from docsight.agents.question import options
+    from docsight.settings import AnswerSettings
+
+    question = "Which of the two pumps, the K-40 or the K-60, runs at the higher pressure?"
+    assert options(question) == ("K-40", "K-60")
+    assert options("Which is larger: Bronx or Queens or Brooklyn?") == (
+        "Bronx",
+        "Queens",
+        "Brooklyn",
+    )
+    assert options("On the left or right side of the screen, what is shown?") == ()
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    sources = [_source(1, "Of all our pumps, the K-60 runs at the highest pressure, 510 kPa.")]
+    answer = answerer.answer(question, sources, Evidence(0.8, 0.8))
+    assert answer.answer.startswith("K-60 [1]\n\n> ")
+    # A quote naming both choices does not say which: it is quoted as it is.
+    both = [_source(1, "The K-60 runs at a higher pressure than the K-40 does, 510 kPa.")]
+    answer = answerer.answer(question, both, Evidence(0.8, 0.8))
+    assert not answer.answer.startswith(("K-60 [1]", "K-40 [1]"))

@@ -25,7 +25,7 @@ import numpy as np
 
 from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence, clip_words
-from docsight.agents.question import Intent, read_intent
+from docsight.agents.question import Intent, options, read_intent
 from docsight.agents.ranking import (
     CellFeatures,
     RankWeights,
@@ -53,6 +53,7 @@ _MIN_WORDS = 3
 # A sentence that announces a list ("... listed below.", "... as follows:") is quoted together
 # with the list items that follow it, since that is where the answer is.
 _ANNOUNCES = re.compile(r"(?::|\b(?:below|following|as follows|these|include)\.?)\s*$", re.I)
+_RUN_ON_TABLE = re.compile(r"(?:\S\s\|\s[^|]*){3}")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•▪◦‣]|\d{1,3}[.)])\s+")
 _CONTINUATION = 8
 # Where a table or figure stood in the text, "[Table: its caption](#el-…)", or the same without
@@ -139,6 +140,10 @@ def candidates(sources: Sequence[Source]) -> list[Candidate]:
                 continue
             if text.rstrip().endswith("?"):
                 continue  # a question in the source (an FAQ, a heading) never answers one
+            if _RUN_ON_TABLE.search(text) and not text.lstrip().startswith("|"):
+                # A table run together into one line (a page image's text): its figures
+                # follow the wrong labels. The table's own rows are candidates of their own.
+                continue
             if len(text.split()) >= _MIN_WORDS or any(ch.isdigit() for ch in text):
                 following: list[str] = []
                 if _ANNOUNCES.search(piece):
@@ -303,6 +308,9 @@ class ExtractiveAnswerer:
         best = _as_cell(draft.ranked)
         n = best.source.n
         lead = best.value or (best.cell.value if best.cell is not None else None)
+        chosen = _chosen_option(question, best.quote, lead)
+        if chosen is not None:
+            lead = chosen
         if lead and lead.strip() != best.quote.strip():
             caption = best.cell.caption if best.cell is not None else ""
             context = f" ({caption})" if caption else ""
@@ -316,6 +324,17 @@ class ExtractiveAnswerer:
                 "citations": [Citation.from_source(best.source, quote=best.quote)],
             }
         )
+
+
+def _chosen_option(question: str, quote: str, lead: str | None) -> str | None:
+    """Of the choices a question offers ("CA19 or Covina and West Covina"), the one the best
+    quote names, when it names exactly one: the answer is the choice, the quote its evidence."""
+    offered = options(question)
+    if not offered:
+        return None
+    said = f"{lead or ''} {quote}".lower()
+    named = [o for o in offered if re.search(rf"(?<!\w){re.escape(o.lower())}(?!\w)", said)]
+    return named[0] if len(named) == 1 else None
 
 
 def derived_working(question: str, sources: Sequence[Source]) -> str | None:

@@ -319,4 +319,24 @@ def absent_names(names: Sequence[str], absent_words: Collection[str]) -> list[st
     ]
 
 
+#: "Which ..., A or B, ...?" / "Which is larger: A or B?": the choices the question offers.
+_OPTIONS = re.compile(
+    r"\b(?:which|who)\b[^?]*?[,:]\s*([^,?:;]+?)\s+or\s+([^,?:;]+?)\s*(?:[,?]|$)", re.I
+)
+
+
+def options(question: str) -> tuple[str, ...]:
+    """The choices a question offers its answer between ("which of the two, CA19 or Covina
+    and West Covina, is larger?" offers "CA19" and "Covina and West Covina"), else ``()``.
+    Each is a short name as the question writes it."""
+    match = _OPTIONS.search(question)
+    if match is None:
+        return ()
+    parts = [p for m in match.groups() for p in re.split(r"\s+or\s+", m)]
+    found = tuple(re.sub(r"^the\s+", "", p.strip(" '\"‘’“”"), flags=re.I) for p in parts)
+    if any(not f or len(f.split()) > 6 for f in found):
+        return ()
+    return found
+
+
 _ORDINAL_QUARTER = {"first": "1", "second": "2", "third": "3", "fourth": "4"}

@@ -183,6 +183,12 @@ def _match(terms: set[str], weights: dict[str, float], text: str) -> float:
     return sum(w for t, w in weights.items() if t in present) / total if terms else 0.0
 
 
+#: Words term matching ignores as question scaffolding that may still name a column.
+_SCAFFOLD_COLUMNS = frozenset(
+    "page pages section sections report reports paper papers document documents".split()
+)
+
+
 def lookup(intent: Intent, table: Table, corpus: Sequence[set[str]]) -> CellAnswer | None:
     """The cell of ``table`` that answers ``intent`` best, or ``None`` when neither a row nor a
     column matches. ``corpus`` (term sets of every candidate) weighs rare terms up."""
@@ -201,6 +207,10 @@ def lookup(intent: Intent, table: Table, corpus: Sequence[set[str]]) -> CellAnsw
             score += 0.2 if score > 0 else 0.1
         elif periods and years and not years & periods:
             score -= 0.3  # another year's column: the wrong period
+        if score <= 0 and name.strip().lower() in _SCAFFOLD_COLUMNS & intent.question_words:
+            # Matching drops "pages" as a question's scaffolding ("on page 5"), but a column
+            # named by the very word ("How many pages for hatom?" over "Pages") is the one asked.
+            score = 1.0 / (len(terms) + 1)
         if score > 0 and not intent.wants_share and _CHANGE.search(name):
             # "Change in capacity" beside "Capacity": a question that asks no change, share or
             # rate asks for the level, whichever of the two names the question's year.

@@ -81,6 +81,7 @@ class DocSight:
         self.work_dir: Path = self.location.work_dir
         self._store: Store | None = None
         self._encoder: Encoder | None = None
+        self._cached_encoder: Encoder | None = None
         self._chat: Any = chat
         self._vlm_chat: Any = vision
         self._visual: VisualEncoder | None = visual
@@ -114,6 +115,17 @@ class DocSight:
 
                 self._encoder = create_encoder(self.settings.embed)
             return self._encoder
+
+    def _answering_encoder(self) -> Encoder:
+        """The encoder search and answering use: :meth:`encoder` remembering the vectors of
+        recent texts (``encoders.cache``), as questions about one document embed the same
+        sources and sentences again. Ingestion uses :meth:`encoder` itself."""
+        with self._lock:
+            if self._cached_encoder is None:
+                from docsight.encoders.cache import CachedEncoder
+
+                self._cached_encoder = CachedEncoder(self.encoder())
+            return self._cached_encoder
 
     def visual_encoder(self) -> VisualEncoder | None:
         """The page-image encoder of the ``visual`` channel, or ``None`` when none is
@@ -530,7 +542,7 @@ class DocSight:
 
         settings = self.settings.retrieval
         retrievers = create_retrievers(
-            self._channels(), self.store, self.encoder, visual=self.visual_encoder
+            self._channels(), self.store, self._answering_encoder, visual=self.visual_encoder
         )
         chat = self.chat_model() if settings.rerank == "llm" else None
         reranker = create_reranker(settings, self.store, chat)
@@ -634,7 +646,7 @@ class DocSight:
             pages_missing=self._pages_missing,
             absent=self._words_absent,
             census=self._census,
-            encoder=self.encoder,
+            encoder=self._answering_encoder,
             chat=self.chat_model,
             vision=self._vision_chat,
             images=self._source_images,

@@ -33,6 +33,11 @@ Table 2: Flow rate by model
 The flow rate of the K-40 pump is 18 litres a minute, and 12 tables of spare parts ship
 with every pump.
 
+## Claims
+
+A claim for a failed seal refers to Exhibits P-1 and P-2, and to the invoice filed as
+Exhibit P-4. The supplier relies on Exhibit D-1; the exhibit 9 photograph was never filed.
+
 ## Appendix A: Spare parts
 
 Gaskets, seals and impellers are kept in stock.
@@ -63,6 +68,11 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocSight]:
         ("How many figures are shown to teach two-finger scrolling?", None),
         ("How many tables list the flow rate?", None),
         ("How many people are in the figure on page 3?", None),
+        # Other parts are counted by their labels when the question asks how many are named.
+        ("How many Exhibits are mentioned in the document?", "labelled"),
+        ("How many schedules are referenced in this contract?", "labelled"),
+        ("How many exhibits are there?", None),
+        ("How many employees does the company have?", None),
     ],
 )
 def test_a_census_is_a_question_only_about_where_to_count(question: str, part: str | None) -> None:
@@ -100,3 +110,15 @@ def test_a_question_about_what_parts_show_is_answered_from_the_text(collection: 
     assert answer.answer.startswith("18")
     sources = collection.context("How many tables are in the handbook?")
     assert all(s.via != "census" for s in sources)  # the census is part of answering only
+
+
+def test_parts_named_by_label_are_counted_from_the_text(collection: DocSight) -> None:
+    answer = collection.ask("How many exhibits are mentioned in the handbook?")
+    # "Exhibits P-1 and P-2" names two; "the exhibit 9 photograph" is no label.
+    assert answer.answer.startswith("4 [")
+    for name in ("Exhibit P-1", "Exhibit P-2", "Exhibit P-4", "Exhibit D-1"):
+        assert name in answer.answer
+    assert "Exhibit 9" not in answer.answer
+    # A part the text never names by label is no census: the answerer decides.
+    none = collection.ask("How many schedules are mentioned in the handbook?")
+    assert all(s.via != "census" for s in none.sources)

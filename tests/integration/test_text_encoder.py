@@ -4,9 +4,11 @@ a vector (batches are grouped by token length and padded per batch)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from docsight.agents.evidence import clip_words
 from docsight.encoders.base import Encoder
+from docsight.encoders.cache import CachedEncoder
 from docsight.encoders.minilm import MiniLMEncoder
 from docsight.settings import EmbedSettings
 
@@ -20,13 +22,16 @@ TEXTS = [
 ]
 
 
-def test_minilm_keeps_the_contract() -> None:
-    encoder = MiniLMEncoder()
+@pytest.mark.parametrize("cached", [False, True], ids=["minilm", "minilm-cached"])
+def test_minilm_keeps_the_contract(cached: bool) -> None:
+    encoder: Encoder = CachedEncoder(MiniLMEncoder()) if cached else MiniLMEncoder()
     assert isinstance(encoder, Encoder)
     vectors = encoder.encode_documents(TEXTS)
     assert vectors.shape == (len(TEXTS), encoder.dim) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert encoder.encode_queries([]).shape == (0, encoder.dim)
+    # Asked again (from memory when cached), the vectors are the same.
+    assert np.allclose(encoder.encode_documents(TEXTS[::-1])[::-1], vectors, atol=1e-5)
 
 
 def test_batching_never_changes_a_vector() -> None:

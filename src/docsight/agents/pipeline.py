@@ -232,6 +232,7 @@ def census_source(census: Census, sources: Sequence[Source], n: int) -> Source:
         "captions": "by their numbered captions",
         "sections": "by the appendices its titles and text name",
         "pages": "by its pages",
+        "labels": "by the labels its text names them with",
     }.get(census.basis, "as found on its pages")
     shown = [] if census.basis == "pages" else census.items[:_CENSUS_LISTED]
     listed = ", ".join(

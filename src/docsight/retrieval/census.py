@@ -46,10 +46,17 @@ _SCOPE_WORDS = frozenset(
     "altogether overall appear appears appeared shown show shows included include includes "
     "contain contains contained present have has had used document documents paper papers "
     "report reports slides slide deck presentation file pdf brochure guide guidebook book "
-    "handbook manual article study page pages p pp section sections chapter part "
-    "number numbers numbered please answer write integer format int".split()
+    "handbook manual article study contract agreement filing page pages p pp section sections "
+    "chapter part number numbers numbered please answer write integer format int".split()
 )
 _WORD = re.compile(r"[a-z]+|\d+", re.I)
+#: Any other plural counted where the text names its members by label ("How many exhibits are
+#: mentioned?" of a pleading that cites "Exhibit P-3" and "Exhibits P-10 and P-11").
+_ASKED_LABELLED = re.compile(r"\bhow many\s+(?P<noun>[a-z]{3,}s)\b", re.I)
+_MENTION_WORDS = frozenset(
+    "mentioned mention mentions referenced reference references cited cite cites named "
+    "listed attached filed produced".split()
+)
 
 
 @dataclass(frozen=True)
@@ -75,24 +82,36 @@ class Census:
     #: 0-based pages counted in (all of them when the question named none).
     pages: list[int] = field(default_factory=list)
     #: ``captions`` (numbered captions), ``layout`` (parts found on the pages), ``sections``
-    #: (appendix titles and the appendices the text names) or ``pages``.
+    #: (appendix titles and the appendices the text names), ``labels`` (members the text
+    #: names by label, "Exhibit P-3") or ``pages``.
     basis: str = "layout"
     #: Whether the question named the pages to count in.
     scoped: bool = False
 
 
 def read_census(question: str) -> CensusQuestion | None:
-    """The part ``question`` counts, or ``None`` when it is not a census of the document."""
+    """The part ``question`` counts, or ``None`` when it is not a census of the document.
+
+    A part of the document's layout (tables, figures, appendices, pages) is counted from the
+    content graph; any other plural whose question asks only how many are mentioned is
+    counted by the labels the text gives them (``labelled``), if it gives any."""
     match = _ASKED.search(question)
-    if match is None:
-        return None
+    labelled = match is None
+    if labelled:
+        match = _ASKED_LABELLED.search(question)
+        if match is None:
+            return None
     noun = match.group("noun").lower()
     rest = question[match.end() :]
     # Every word after the part counted only says where or how to count (numbers are pages).
     words = [w.lower() for w in _WORD.findall(rest) if not w.isdigit()]
-    if any(w not in _SCOPE_WORDS for w in words):
+    allowed = _SCOPE_WORDS | _MENTION_WORDS if labelled else _SCOPE_WORDS
+    if any(w not in allowed for w in words):
         return None
-    return CensusQuestion(_NOUNS[noun], noun, scoped=bool(page_references(question)))
+    if labelled and not _MENTION_WORDS & set(words):
+        return None  # "How many employees are there?" asks a figure, not a count of labels
+    part = "labelled" if labelled else _NOUNS[noun]
+    return CensusQuestion(part, noun, scoped=bool(page_references(question)))
 
 
 def take_census(question: str, store: Store, doc_ids: Sequence[str]) -> Census | None:
@@ -114,6 +133,13 @@ def take_census(question: str, store: Store, doc_ids: Sequence[str]) -> Census |
     if asked.part == "page":
         items = [(f"page {p + 1}", p) for p in pages]
         return Census(doc_id, "page", asked.noun, len(items), items, pages, "pages", asked.scoped)
+    if asked.part == "labelled":
+        named = [(n, p) for n, p in _mentioned_labels(store, doc_id, asked.noun) if p in within]
+        if not named:
+            return None  # the text names none by label: not a census, the answerer decides
+        return Census(
+            doc_id, "labelled", asked.noun, len(named), named, pages, "labels", asked.scoped
+        )
     refs = next(iter(store.graph_references([doc_id])), None)
     if refs is None:
         return None
@@ -161,6 +187,34 @@ def _mentioned_appendices(store: Store, doc_id: str) -> list[tuple[str, int]]:
             name = f"Appendix {m.group('name').upper()}"
             found[name] = min(chunk.page, found.get(name, chunk.page))
     return list(found.items())
+
+
+#: A member's label: "P-10", "A-3", "12", "4.2", "7b", or a single capital ("Exhibit A").
+_LABEL = r"(?:[A-Z]{1,3}-\d{1,4}[A-Za-z]?|\d{1,4}(?:\.\d{1,3})*[A-Za-z]?|[A-Z])(?![\w-])"
+_JOIN = r"(?:\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+)"
+
+
+def _mentioned_labels(store: Store, doc_id: str, noun: str) -> list[tuple[str, int]]:
+    """The members of ``noun`` (a plural) the text of ``doc_id`` names by label, each with the
+    first page naming it: "Exhibit P-3", and both of "Exhibits P-10 and P-11". The name is
+    capitalised as a title is ("Exhibit", "EXHIBIT"), so "the exhibit 3 shows" is no label."""
+    stem = noun[:-2] if re.search(r"(?:x|ch|sh|ss)es$", noun) else noun[:-1]
+    title = rf"(?:{re.escape(stem.capitalize())}|{re.escape(stem.upper())})(?:e?s|E?S)?"
+    pattern = re.compile(rf"\b{title}\s+(?P<labels>{_LABEL}(?:{_JOIN}{_LABEL})*)")
+    hits = store.text_search(stem, _MENTIONS_READ, [doc_id])
+    chunks = store.get_chunks([h.chunk_id for h in hits if h.chunk_id])
+    found: dict[str, int] = {}
+    for chunk in chunks:
+        for m in pattern.finditer(chunk.text):
+            for label in re.findall(_LABEL, m.group("labels")):
+                name = f"{stem.capitalize()} {label.upper()}"
+                found[name] = min(chunk.page, found.get(name, chunk.page))
+    return sorted(found.items(), key=lambda item: (item[1], _natural(item[0])))
+
+
+def _natural(name: str) -> list[object]:
+    """A sort key reading the numbers in a name as numbers ("P-2" before "P-10")."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
 
 
 _SUBPART = re.compile(r"^(?P<base>\d+(?:[.\-]\d+)*)[a-z]$")

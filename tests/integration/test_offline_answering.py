@@ -156,3 +156,25 @@ def test_a_ratio_with_a_missing_line_is_not_made_up(filing: DocSight) -> None:
     # The filing has no interest expense line: nothing is computed, nothing invented.
     answer = filing.ask("What is the interest coverage ratio in fiscal 2024?")
     assert "Investopedia" not in answer.answer
+
+
+def test_a_question_about_what_a_picture_shows_says_it_was_read_from_text(
+    collection: DocSight,
+) -> None:
+    from docsight.agents.question import asks_appearance
+    from docsight.llm.scripted import ScriptedChat
+
+    assert asks_appearance("What is the colour of the bike in the picture on page 2?")
+    assert asks_appearance("How many people with glasses are there on page 5?")
+    assert not asks_appearance("How many pumps does the K series have?")
+    assert not asks_appearance("What is the rated pressure of the K-40?")
+    # A language model that reads no images answers from text: the answer says so.
+    chat = ScriptedChat(default="The K-40 housing is blue [1].")
+    seen = DocSight(collection.path, chat=chat).ask(
+        "What colour is the K-40 pump's housing?", doc_names=["specs.md"]
+    )
+    assert seen.answerable and any("vision model" in w for w in seen.warnings)
+    plain = DocSight(collection.path, chat=chat).ask(
+        "What is the rated pressure of the K-40?", doc_names=["specs.md"]
+    )
+    assert not any("vision model" in w for w in plain.warnings)

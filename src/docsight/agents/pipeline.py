@@ -220,6 +220,19 @@ def with_census(question: str, ports: Ports) -> Ports:
 _CENSUS_LISTED = 40
 
 
+def _without_vision(question: str, answer: Answer) -> Answer:
+    """An answer to a question about what a picture shows, given without a vision model, says
+    it was read from text (``question.asks_appearance``)."""
+    from docsight.agents.question import asks_appearance
+
+    if answer.answerable and asks_appearance(question):
+        answer.warnings.append(
+            "the question asks what a picture shows (colours, people, objects); without a "
+            "vision model (DOCSIGHT_VLM_MODEL) this answer was read from text only"
+        )
+    return answer
+
+
 def census_source(census: Census, sources: Sequence[Source], n: int) -> Source:
     """A census as a source: the count first (what the answer is), then what was counted."""
     doc = next(s for s in sources if s.doc_id == census.doc_id)
@@ -343,7 +356,19 @@ class _Answering:
         pictures = self.images(sources) if self.vision is not None else []
         model = self.vision if pictures else self.text_model()
         if model is None:
-            return offline.answer(question, sources, evidence)
+            return _without_vision(question, offline.answer(question, sources, evidence))
+        written = self._by_model(model, offline, question, sources, evidence, pictures)
+        return written if self.vision is not None else _without_vision(question, written)
+
+    def _by_model(
+        self,
+        model: Any,
+        offline: Any,
+        question: str,
+        sources: Sequence[Source],
+        evidence: Evidence,
+        pictures: Sequence[tuple[int, bytes]] = (),
+    ) -> Answer:
         from docsight.agents.llm_answerer import LLMAnswerer
 
         stream = None

@@ -319,6 +319,26 @@ def absent_names(names: Sequence[str], absent_words: Collection[str]) -> list[st
     ]
 
 
+#: What only the pictures show: colours, typefaces, what people wear or do, logos, and counts
+#: of people, animals or things in a picture.
+_APPEARANCE = re.compile(
+    r"\b(?:colou?rs?|red|green|blue|yellow|orange|grey|gray|purple|pink|brown|"
+    r"underlined|italic|bold(?:face)?|logos?|wearing|wears?|(?:sun\s?)?glass(?:es|ess)|scarf|"
+    r"hats?|smiling|standing|sitting|holding|background)\b"
+    r"|\bhow many\s+(?:\w+\s+){0,2}(?:people|persons?|men|women|male|female|children|kids|"
+    r"students|cats?|dogs?|animals?|cars?|bikes?|birds?)\b[^?]*\b(?:pictures?|photo\w*|images?|"
+    r"figures?|cover|page)\b",
+    re.I,
+)
+
+
+def asks_appearance(question: str) -> bool:
+    """Whether ``question`` asks what a picture shows rather than what a text says ("What is
+    the colour of the bike in the picture?", "How many people with glasses are on page 5?"):
+    without a vision model such a question is answered from text, which rarely holds it."""
+    return bool(_APPEARANCE.search(question))
+
+
 #: "Which ..., A or B, ...?" / "Which is larger: A or B?": the choices the question offers.
 _OPTIONS = re.compile(
     r"\b(?:which|who)\b[^?]*?[,:]\s*([^,?:;]+?)\s+or\s+([^,?:;]+?)\s*(?:[,?]|$)", re.I

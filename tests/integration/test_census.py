@@ -64,6 +64,8 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocSight]:
         ("How many figures are in this paper from Page 3 to Page 10?", "figure"),
         ("How many appendices appear in the document?", "appendix"),
         ("How many pages does the report have? Please answer in integer format.", "page"),
+        ("How many tables are in the annual report?", "table"),
+        ("How many figures are in Nike's 10-K?", None),  # a name: the answerer decides
         # Past the parts counted, anything but where to count makes it another question.
         ("How many figures are shown to teach two-finger scrolling?", None),
         ("How many tables list the flow rate?", None),

@@ -47,7 +47,10 @@ _SCOPE_WORDS = frozenset(
     "contain contains contained present have has had used document documents paper papers "
     "report reports slides slide deck presentation file pdf brochure guide guidebook book "
     "handbook manual article study contract agreement filing page pages p pp section sections "
-    "chapter part number numbers numbered please answer write integer format int".split()
+    "chapter part number numbers numbered please answer write integer format int "
+    # What kind of document it is ("in the annual report", "in this user guide").
+    "annual quarterly interim financial technical research user users owner owners "
+    "sustainability white policy brief k q".split()  # "10-K": the number is skipped
 )
 _WORD = re.compile(r"[a-z]+|\d+", re.I)
 #: Any other plural counted where the text names its members by label ("How many exhibits are

@@ -201,8 +201,14 @@ def _mentioned_labels(store: Store, doc_id: str, noun: str) -> list[tuple[str, i
     """The members of ``noun`` (a plural) the text of ``doc_id`` names by label, each with the
     first page naming it: "Exhibit P-3", and both of "Exhibits P-10 and P-11". The name is
     capitalised as a title is ("Exhibit", "EXHIBIT"), so "the exhibit 3 shows" is no label."""
-    stem = noun[:-2] if re.search(r"(?:x|ch|sh|ss)es$", noun) else noun[:-1]
-    title = rf"(?:{re.escape(stem.capitalize())}|{re.escape(stem.upper())})(?:e?s|E?S)?"
+    if noun.endswith("ies"):
+        stem = noun[:-3] + "y"  # "parties": "Party A"
+    elif re.search(r"(?:x|ch|sh|ss)es$", noun):
+        stem = noun[:-2]
+    else:
+        stem = noun[:-1]
+    forms = [f(w) for w in (noun, stem) for f in (str.capitalize, str.upper)]
+    title = "(?:" + "|".join(re.escape(f) for f in forms) + ")"
     pattern = re.compile(rf"\b{title}\s+(?P<labels>{_LABEL}(?:{_JOIN}{_LABEL})*)")
     hits = store.text_search(stem, _MENTIONS_READ, [doc_id])
     chunks = store.get_chunks([h.chunk_id for h in hits if h.chunk_id])

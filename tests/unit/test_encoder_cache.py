@@ -81,3 +81,22 @@ def test_a_caller_cannot_change_what_is_remembered() -> None:
     assert np.array_equal(cached.encode_documents(["cash"]), kept)
     with pytest.raises(ValueError, match="at least 1"):
         CachedEncoder(_Counting(), size=0)
+
+
+def test_threads_sharing_the_memory_get_the_encoders_vectors() -> None:
+    # The server answers several users with one collection: their questions share the memory.
+    from concurrent.futures import ThreadPoolExecutor
+
+    inner = _Counting()
+    cached = CachedEncoder(inner, size=8)  # smaller than the texts: entries are evicted meanwhile
+    texts = [f"text {i % 12}" for i in range(60)]
+    expected = {t: inner.encode_documents([t])[0] for t in set(texts)}
+
+    def ask(start: int) -> list[tuple[str, np.ndarray]]:
+        batch = texts[start : start + 7]
+        return list(zip(batch, cached.encode_documents(batch), strict=True))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = [pair for got in pool.map(ask, range(0, 54, 3)) for pair in got]
+    assert results and all(np.array_equal(v, expected[t]) for t, v in results)
+    assert len(cached._memory["documents"]) <= 8

@@ -4,7 +4,7 @@ input."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import pytest
@@ -16,6 +16,19 @@ from docsight.agents.ratios import compute, read_lines, read_ratio, statement_so
 
 def _source(text: str, n: int = 1, page: int = 0) -> Source:
     return Source(n=n, doc_id="d" * 16, doc_name="filing.pdf", page=page, text=text)
+
+
+def _ports(
+    retrieve: Callable[[str], list[Source]], walk: Callable[[Sequence[Source]], list[Source]]
+) -> Ports:
+    """Retrieval and reading around as a test scripts them; no model, no pages missing."""
+    return Ports(
+        retrieve=retrieve,
+        pages_missing=lambda q, s: False,
+        encoder=lambda: None,
+        chat=lambda: None,
+        walk=walk,
+    )
 
 
 @pytest.mark.parametrize(
@@ -198,13 +211,7 @@ def test_a_line_search_missed_is_read_around_the_statement_found() -> None:
     def retrieve(query: str) -> list[Source]:
         return [cash_flows] if "cash" in query.lower() else [second]
 
-    ports = Ports(
-        retrieve=retrieve,
-        pages_missing=lambda q, s: False,
-        encoder=lambda: None,
-        chat=lambda: None,
-        walk=walk,
-    )
+    ports = _ports(retrieve, walk)
     question = "What is the FY2015 operating cash flow ratio?"
     asked = read_ratio(question)
     assert asked is not None
@@ -325,13 +332,7 @@ def test_a_statement_the_line_searches_missed_is_found_by_its_title() -> None:
     def walk(sources: Sequence[Source]) -> list[Source]:
         return [*sources, statement] if any(s.page == 69 for s in sources) else list(sources)
 
-    ports = Ports(
-        retrieve=retrieve,
-        pages_missing=lambda q, s: False,
-        encoder=lambda: None,
-        chat=lambda: None,
-        walk=walk,
-    )
+    ports = _ports(retrieve, walk)
     question = "What is the interest coverage ratio in FY2019?"
     sources = with_statements(question, ports).retrieve(question)
     assert "consolidated statements of operations" in queries

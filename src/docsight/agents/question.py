@@ -168,6 +168,11 @@ def answer_instructions(question: str) -> tuple[str, str]:
     return " ".join(kept).strip(), " ".join(told).strip()
 
 
+def _numbers(text: str) -> tuple[str, ...]:
+    """The numbers ``text`` states, thousands separators dropped."""
+    return tuple(n.replace(",", "") for n in _NUMBERS.findall(text))
+
+
 def read_intent(question: str) -> Intent:
     """The answer type, periods, units and terms of ``question``; the terms and numbers of
     what it asks, without its instructions on the answer's form (``answer_instructions``)."""
@@ -225,11 +230,11 @@ def read_intent(question: str) -> Intent:
         direction=direction,
         periods=tuple(dict.fromkeys(periods)),
         units=tuple(dict.fromkeys(u.lower() for u in _UNIT.findall(text))),
-        numbers=tuple(n.replace(",", "") for n in _NUMBERS.findall(asked)),
+        numbers=_numbers(asked),
         terms=tuple(content_terms(asked)),
         wants_duration=bool(_DURATION.search(text)),
         question_terms=tuple(content_terms(text)),
-        question_numbers=tuple(n.replace(",", "") for n in _NUMBERS.findall(text)),
+        question_numbers=_numbers(text),
         question_words=frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", text)),
     )
 

@@ -565,18 +565,22 @@ def unread_lines(question: RatioQuestion, sources: Sequence[Source]) -> tuple[st
     return tuple(line for line in question.lines() if not read_lines(line, sources))
 
 
+def _statements(lines: Sequence[str]) -> list[str]:
+    """The statements ``lines`` are on, each once, in the lines' order."""
+    return list(dict.fromkeys(_STATEMENT.get(line, "balance") for line in lines))
+
+
 def title_queries(lines: Sequence[str]) -> list[str]:
     """Searches for the titles of the statements ``lines`` are on: when a search by the lines'
     names found notes and segment tables instead, the title still finds the statement's page."""
-    kinds = dict.fromkeys(_STATEMENT.get(line, "balance") for line in lines)
-    return [query for kind in kinds for query in _TITLE_QUERIES[kind]]
+    return [query for kind in _statements(lines) for query in _TITLE_QUERIES[kind]]
 
 
 def statement_sources(lines: Sequence[str], sources: Sequence[Source]) -> list[Source]:
     """One source a page from the statements ``lines`` are on: those under a heading naming
     the statement first, then those whose text names it (a note may mention "the balance
     sheet"). The places to read around for a line retrieval missed."""
-    kinds = dict.fromkeys(_STATEMENT.get(line, "balance") for line in lines)
+    kinds = _statements(lines)
     names = [_STATEMENT_NAMES[kind] for kind in kinds]
     titles = [_TITLES[kind] for kind in kinds]
     ranked: list[tuple[int, int, Source]] = []

@@ -15,7 +15,7 @@ two-finger scrolling?" asks which figures show something, and is left to the ans
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from docsight.graph.model import Reference
@@ -180,16 +180,28 @@ _APPENDIX_NAME = re.compile(r"\bappendix\s+(?P<name>(?-i:[A-Z])|\d{1,2})\b", re.
 _MENTIONS_READ = 200
 
 
+def _first_pages(
+    store: Store, doc_id: str, word: str, names: Callable[[str], Iterable[str]]
+) -> dict[str, int]:
+    """The ``names`` found in the chunks of ``doc_id`` that the full-text index finds for
+    ``word`` (at most ``_MENTIONS_READ``), each with the first page naming it, in the order
+    first found."""
+    hits = store.text_search(word, _MENTIONS_READ, [doc_id])
+    found: dict[str, int] = {}
+    for chunk in store.get_chunks([h.chunk_id for h in hits if h.chunk_id]):
+        for name in names(chunk.text):
+            found[name] = min(chunk.page, found.get(name, chunk.page))
+    return found
+
+
 def _mentioned_appendices(store: Store, doc_id: str) -> list[tuple[str, int]]:
     """The appendices the text of ``doc_id`` names, with the first page naming each."""
-    hits = store.text_search("appendix", _MENTIONS_READ, [doc_id])
-    chunks = store.get_chunks([h.chunk_id for h in hits if h.chunk_id])
-    found: dict[str, int] = {}
-    for chunk in chunks:
-        for m in _APPENDIX_NAME.finditer(chunk.text):
-            name = f"Appendix {m.group('name').upper()}"
-            found[name] = min(chunk.page, found.get(name, chunk.page))
-    return list(found.items())
+
+    def names(text: str) -> Iterator[str]:
+        for m in _APPENDIX_NAME.finditer(text):
+            yield f"Appendix {m.group('name').upper()}"
+
+    return list(_first_pages(store, doc_id, "appendix", names).items())
 
 
 #: A member's label: "P-10", "A-3", "12", "4.2", "7b", or a single capital ("Exhibit A").
@@ -210,14 +222,13 @@ def _mentioned_labels(store: Store, doc_id: str, noun: str) -> list[tuple[str, i
     forms = [f(w) for w in (noun, stem) for f in (str.capitalize, str.upper)]
     title = "(?:" + "|".join(re.escape(f) for f in forms) + ")"
     pattern = re.compile(rf"\b{title}\s+(?P<labels>{_LABEL}(?:{_JOIN}{_LABEL})*)")
-    hits = store.text_search(stem, _MENTIONS_READ, [doc_id])
-    chunks = store.get_chunks([h.chunk_id for h in hits if h.chunk_id])
-    found: dict[str, int] = {}
-    for chunk in chunks:
-        for m in pattern.finditer(chunk.text):
+
+    def names(text: str) -> Iterator[str]:
+        for m in pattern.finditer(text):
             for label in re.findall(_LABEL, m.group("labels")):
-                name = f"{stem.capitalize()} {label.upper()}"
-                found[name] = min(chunk.page, found.get(name, chunk.page))
+                yield f"{stem.capitalize()} {label.upper()}"
+
+    found = _first_pages(store, doc_id, stem, names)
     return sorted(found.items(), key=lambda item: (item[1], _natural(item[0])))
 
 

@@ -296,7 +296,7 @@ class ExtractiveAnswerer:
         derived = _derived(question, sources)
         if derived is not None:
             return derived.model_copy(update={"confidence": 1.0, "evidence": base.evidence})
-        counted = _census(question, sources)
+        counted = _census(question, sources) or _listed(question, sources)
         if counted is not None:
             return counted.model_copy(update={"confidence": 1.0, "evidence": base.evidence})
         draft = self.draft(question, sources, evidence)
@@ -386,6 +386,25 @@ def _census(question: str, sources: Sequence[Source]) -> Answer | None:
         mode="extractive",
         sources=list(sources),
         citations=[Citation.from_source(census, quote=census.text)],
+    )
+
+
+def _listed(question: str, sources: Sequence[Source]) -> Answer | None:
+    """Whether an item is in a group the sources list, or how many the group has
+    (``agents.membership``): the yes, no or count, then the list it was read from, cited."""
+    from docsight.agents.membership import membership
+
+    found = membership(question, sources)
+    if found is None:
+        return None
+    n = found.source.n
+    return Answer(
+        question=question,
+        answer=f"{found.answer} [{n}]\n\n> {found.quote} [{n}]",
+        answerable=True,
+        mode="extractive",
+        sources=list(sources),
+        citations=[Citation.from_source(found.source, quote=found.quote)],
     )
 
 

@@ -40,6 +40,14 @@ _ENTITY = re.compile(
 _YESNO = re.compile(
     r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should)\b", re.I
 )
+#: A yes/no question after a leading clause ("In the context of X, is market CA03 ...?"), or
+#: one whose instructions ask for a yes or a no ("Answer 'yes' or 'no'.").
+_YESNO_LATER = re.compile(
+    r"^(?:(?!\b(?:which|what|who|whom|whose|how|where|when|why)\b)[^?,]){1,120},\s*"
+    r"(?:is|are|was|were|does|do|did|can|could|has|have|had)\s",
+    re.I,
+)
+_YESNO_TOLD = re.compile(r"\byes\b[^.?!]{0,12}\bno\b", re.I)
 _LIST = re.compile(
     r"^\s*(?:list|name|enumerate|give)\b|\bwhat are (?:the|all)\b|\bwhich (?:\w+ )?(?:are|were)\b|"
     r"\blist format\b|\ball (?:the )?\w+s\b",
@@ -199,7 +207,7 @@ def read_intent(question: str) -> Intent:
         kind = "number"
     elif _ENTITY.search(text):
         kind = "entity"
-    elif _YESNO.search(text):
+    elif _YESNO.search(text) or _YESNO_TOLD.search(told) or _YESNO_LATER.search(asked):
         kind = "yesno"
     elif _LIST.search(text):
         kind = "list"

@@ -1,0 +1,185 @@
+"""Questions about the members of a group a document lists: "is it one of them?", "how many?".
+
+Directories, market maps, course handbooks and product sheets list the members of named groups:
+the markets of "San Francisco Bay Area" under that heading, each with its code (CA04 … CA11).
+Two questions are asked of such lists, and neither is answered by quoting one sentence:
+
+* "Is market CA03 part of the San Francisco Bay Area?" A yes when the group's list holds the
+  item; a no when the list holds others of the item's kind (codes of its shape, CA04 … CA11) and
+  not the item itself.
+* "How many market names are listed under Los Angeles Area?" The distinct members of the
+  group's list: its codes of one shape (CA14 … CA26 make 13).
+
+A group's list is a source whose section headings name the group, or whose own first line does
+(a map's text that begins "Enrollment Planning Service — Los Angeles Area"). A group's name
+matches when every content word of it is there. Members are identifiers (letters and digits, of
+one shape: the same letters, as many digits), since those can be told apart from the prose around
+them; anything else is left to the ordinary answerer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from docsight.agents.answer import Source
+from docsight.document.text import content_terms
+
+#: "is <item> (considered) part of / in / among / under / one of <group>?", after an optional
+#: leading clause ("In the context of the platform, is ...").
+_IS_MEMBER = re.compile(
+    r"(?:^|[,;:]\s+)(?:is|are|was|were)\s+(?P<item>[^,;?]+?)\s+"
+    r"(?:(?:considered|counted|listed|included|classified|located|grouped)\s+(?:as\s+)?)?"
+    r"(?:(?:a\s+)?part\s+of|one\s+of|(?:a\s+)?member\s+of|among|with(?:in)?|inside|under|in)\s+"
+    r"(?P<group>[^?]+?)\s*(?:\?|$)",
+    re.I,
+)
+#: "how many <what> are listed under / in / for <group>?"
+_HOW_MANY_LISTED = re.compile(
+    r"\bhow many\s+(?P<what>[^?]+?)\s+(?:are\s+|is\s+)?"
+    r"(?:listed|named|included|shown|given|grouped)\s+(?:under|in|for|within)\s+"
+    r"(?P<group>[^?]+?)\s*(?:\?|$)",
+    re.I,
+)
+#: An identifier: letters, then digits, sometimes a letter after ("CA03", "IL11", "GS6883A").
+_CODE = re.compile(r"\b([A-Z]{1,4})-?(\d{1,5})([A-Z]?)\b")
+#: Members of one kind a list must show before an item missing from it counts as a no.
+MIN_MEMBERS = 2
+_PICTURE_KINDS = frozenset({"figure", "chart", "page_image"})
+#: Words that describe a group's name rather than name it ("the ... area" keeps "area").
+_GROUP_FILLER = frozenset({"the", "this", "that", "document", "guide", "brochure"})
+
+
+@dataclass(frozen=True)
+class GroupList:
+    """A group's members as one source lists them."""
+
+    group: str
+    source: Source
+    #: The members' letters, digit count and whether a letter follows.
+    shape: tuple[str, int, bool]
+    #: Members in the order first listed, as printed ("CA04").
+    members: tuple[str, ...]
+
+    def span(self) -> str:
+        if len(self.members) <= 3:
+            return ", ".join(self.members)
+        return f"{self.members[0]} … {self.members[-1]}"
+
+
+@dataclass(frozen=True)
+class Membership:
+    """A yes or no to "is the item in the group?", or a count of the group's members."""
+
+    answer: str
+    quote: str
+    source: Source
+
+
+def _shape(code: re.Match[str]) -> tuple[str, int, bool]:
+    return code.group(1), len(code.group(2)), bool(code.group(3))
+
+
+def _group_terms(group: str) -> set[str]:
+    words = [w for w in re.findall(r"[\w'’-]+", group) if w.lower() not in _GROUP_FILLER]
+    return set(content_terms(" ".join(words)))
+
+
+def _phrase(terms: list[str]) -> re.Pattern[str]:
+    """The group's name as printed: its words in order, anything but a full stop between."""
+    return re.compile(r"\b" + r"\w*[^.\w]{1,4}".join(re.escape(t) for t in terms), re.I)
+
+
+def _listed(source: Source, group: str) -> str | None:
+    """The part of the source that lists the group: all of it when its headings name the group
+    (every word of the name), else what follows the name where the text prints it (a map's text,
+    "Enrollment Planning Service — Los Angeles Area … CA14 …"), else ``None``."""
+    terms = _group_terms(group)
+    if not terms:
+        return None
+    if terms <= set(content_terms(" ".join(source.section_path))):
+        return source.text
+    ordered = list(dict.fromkeys(content_terms(group)))
+    ordered = [t for t in ordered if t in terms]
+    found = _phrase(ordered).search(source.text)
+    return source.text[found.end() :] if found else None
+
+
+def group_lists(group: str, sources: Sequence[Source]) -> list[GroupList]:
+    """The lists ``sources`` give for ``group``: in each source that names it, the codes of its
+    commonest shape (at least ``MIN_MEMBERS`` of them), in the order first printed."""
+    out: list[GroupList] = []
+    for source in sources:
+        text = _listed(source, group)
+        if text is None:
+            continue
+        codes = list(_CODE.finditer(text))
+        shapes = Counter(_shape(c) for c in codes)
+        if not shapes:
+            continue
+        shape, count = shapes.most_common(1)[0]
+        if count < MIN_MEMBERS:
+            continue
+        members = dict.fromkeys(c.group(0) for c in codes if _shape(c) == shape)
+        out.append(
+            GroupList(group=group.strip(), source=source, shape=shape, members=tuple(members))
+        )
+    return out
+
+
+def membership(question: str, sources: Sequence[Source]) -> Membership | None:
+    """The answer to a membership question of a listed group, or ``None`` when ``question`` asks
+    none or no source lists the group with members of the asked item's kind."""
+    text = " ".join(question.split())
+    asked = _IS_MEMBER.search(text)
+    if asked is not None:
+        return _is_member(asked.group("item"), asked.group("group"), sources)
+    counted = _HOW_MANY_LISTED.search(text)
+    if counted is not None:
+        return _how_many(counted.group("group"), sources)
+    return None
+
+
+def _is_member(item: str, group: str, sources: Sequence[Source]) -> Membership | None:
+    code = _CODE.search(item)
+    if code is None:
+        return None
+    wanted = _shape(code)
+    lists = [g for g in group_lists(group, sources) if g.shape == wanted]
+    if not lists:
+        return None
+    key = code.group(0).replace("-", "").upper()
+    best = _preferred(lists)
+    if any(m.replace("-", "").upper() == key for m in best.members):
+        return Membership(
+            answer="Yes",
+            quote=f"{best.group}: {best.span()} ({len(best.members)} listed), "
+            f"{code.group(0)} among them",
+            source=best.source,
+        )
+    return Membership(
+        answer="No",
+        quote=f"{best.group}: {best.span()} ({len(best.members)} listed), not {code.group(0)}",
+        source=best.source,
+    )
+
+
+def _preferred(lists: list[GroupList]) -> GroupList:
+    """The list to read when several sources list the group (a map and its legend): one in
+    running text before one in a figure's text (a map's labels carry the section they were
+    printed in, which may be the neighbouring group's), then the fullest."""
+    return min(lists, key=lambda g: (g.source.kind in _PICTURE_KINDS, -len(g.members)))
+
+
+def _how_many(group: str, sources: Sequence[Source]) -> Membership | None:
+    lists = group_lists(group, sources)
+    if not lists:
+        return None
+    best = _preferred(lists)
+    return Membership(
+        answer=str(len(best.members)),
+        quote=f"{best.group}: {', '.join(best.members)} ({len(best.members)} listed)",
+        source=best.source,
+    )

@@ -1,0 +1,102 @@
+"""Members of a listed group: "is X part of Y?" and "how many are listed under Y?"."""
+
+from __future__ import annotations
+
+import pytest
+
+from docsight.agents.answer import Source
+from docsight.agents.evidence import Evidence
+from docsight.agents.extractive import ExtractiveAnswerer
+from docsight.agents.membership import group_lists, membership
+from docsight.agents.question import read_intent
+from docsight.agents.refusal import RefusalModel, Signals
+from docsight.settings import AnswerSettings
+
+BAY = "\n".join(
+    f"{n}. {name} CA{n:02d}"
+    for n, name in enumerate(
+        ["Marin", "San Francisco", "Contra Costa", "Oakland", "Alameda", "San Mateo"], start=4
+    )
+)
+# A map's labels: its section is the neighbouring group's, its text names its own group.
+MAP = (
+    "Chart on page 10. Text in it: Market Service — Los Angeles Area Code California 14-18 "
+    "14. San Fernando Valley CA14 15. Glendale CA15 16. Hollywood CA16 17. South Bay CA17 "
+    "18. Long Beach CA18. Context: Victoria County TX10."
+)
+
+
+def _source(n: int, text: str, path: list[str], kind: str = "text") -> Source:
+    return Source(
+        n=n,
+        doc_id="d",
+        doc_name="markets.pdf",
+        page=9,
+        chunk_id=f"c{n}",
+        kind=kind,
+        text=text,
+        section_path=path,
+    )
+
+
+SOURCES = [
+    _source(1, "All California markets: CA01 CA02 CA03 CA04 CA12 CA13", ["Western Region"]),
+    _source(2, BAY, ["Market Service — San Francisco Bay Area", "California 4-9"]),
+    _source(3, MAP, ["Market Service — San Francisco Bay Area"], kind="figure"),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        (
+            "In the context of the guide, is market CA03 part of the San Francisco Bay Area?",
+            "No",
+        ),
+        ("Is CA07 considered part of the San Francisco Bay Area? Answer 'yes' or 'no'.", "Yes"),
+        # The map's labels sit in the Bay Area's section, but running text lists the Bay Area.
+        ("Is CA16 in the San Francisco Bay Area?", "No"),
+        ("Is CA15 part of the Los Angeles Area?", "Yes"),
+        ("How many market names are listed under the Los Angeles area?", "5"),
+        ("How many markets are listed under San Francisco Bay Area?", "6"),
+    ],
+)
+def test_membership_is_read_from_the_groups_list(question: str, answer: str) -> None:
+    found = membership(question, SOURCES)
+    assert found is not None and found.answer == answer
+
+
+def test_questions_it_does_not_answer_are_left_to_the_answerer() -> None:
+    # No code in the item: names are not told apart from prose, so no yes or no is given.
+    assert membership("Is Marin part of the San Francisco Bay Area?", SOURCES) is None
+    # A group no source lists, and a question that asks no membership.
+    assert membership("Is CA03 part of the Central Valley?", SOURCES) is None
+    assert membership("How many markets does California have?", SOURCES) is None
+    # One code of a shape is no list.
+    assert group_lists("Western Region", [_source(9, "See AB12 only.", ["Western Region"])]) == []
+
+
+def test_a_group_list_keeps_its_commonest_shape_in_print_order() -> None:
+    (bay,) = [g for g in group_lists("San Francisco Bay Area", SOURCES) if g.source.n == 2]
+    assert bay.members == ("CA04", "CA05", "CA06", "CA07", "CA08", "CA09")
+    (la,) = group_lists("Los Angeles Area", SOURCES)
+    # TX10 follows the list but is of another shape; the range's numbers are no codes.
+    assert la.members == ("CA14", "CA15", "CA16", "CA17", "CA18") and la.source.n == 3
+
+
+def test_yes_no_questions_are_read_after_a_leading_clause_or_from_their_instructions() -> None:
+    assert read_intent("According to the guide, is the warranty valid abroad?").type == "yesno"
+    assert read_intent("Was CA03 listed? Answer 'yes' or 'no'.").type == "yesno"
+    assert read_intent("In 2015, what are the domains?").type == "list"
+    assert read_intent("Which of these, apples or pears, is larger?").type != "yesno"
+
+
+def test_the_answerer_says_no_and_quotes_the_list() -> None:
+    keep = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: None, AnswerSettings(), refusal=keep)  # type: ignore[arg-type,return-value]
+    answer = answerer.answer(
+        "Is market CA03 considered part of the San Francisco Bay Area?", SOURCES, Evidence(0.5, 0.5)
+    )
+    assert answer.answerable and answer.answer.startswith("No [2]")
+    assert "CA04 … CA09 (6 listed), not CA03" in answer.answer
+    assert [c.n for c in answer.citations] == [2]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import zlib
+
+import numpy as np
 import pytest
 
 from docsight.agents.answer import Source
@@ -10,6 +13,8 @@ from docsight.agents.extractive import ExtractiveAnswerer
 from docsight.agents.membership import group_lists, membership
 from docsight.agents.question import read_intent
 from docsight.agents.refusal import RefusalModel, Signals
+from docsight.agents.values import extract_value
+from docsight.document.text import content_terms
 from docsight.settings import AnswerSettings
 
 BAY = "\n".join(
@@ -100,3 +105,49 @@ def test_the_answerer_says_no_and_quotes_the_list() -> None:
     assert answer.answerable and answer.answer.startswith("No [2]")
     assert "CA04 … CA09 (6 listed), not CA03" in answer.answer
     assert [c.n for c in answer.citations] == [2]
+
+
+def test_a_stated_code_is_what_the_question_is_about_not_its_answer() -> None:
+    asked = read_intent("What's the geographic market name for EPS Code AR01?")
+    assert asked.codes == ("AR01",)
+    # Periods, model versions and the choices offered are no stated codes.
+    assert read_intent("What was the capex in FY2019 and F2018 for Q3?").codes == ()
+    assert read_intent("Which is larger, CA19 or Covina and West Covina?").codes == ()
+    line = "1. Little Rock AR01 2. Fort Smith AR02 17. City of Houston (East) TX17"
+    assert extract_value(asked, line) == "Little Rock"
+    assert extract_value(asked, "Markets: AR01, AR02") is None  # no name printed before it
+
+
+def test_candidates_holding_the_stated_code_are_read_first() -> None:
+    keep = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Words(), AnswerSettings(), refusal=keep)  # type: ignore[arg-type,return-value]
+    sources = [
+        _source(
+            1,
+            "Geographic market names of the EPS: see the enlarged maps of each market code.",
+            ["Maps"],
+        ),
+        _source(2, "1. Little Rock AR01\n2. Fort Smith AR02", ["Arkansas (AR)"]),
+    ]
+    answer = answerer.answer(
+        "What's the geographic market name for EPS Code AR01?", sources, Evidence(0.5, 0.5)
+    )
+    assert answer.answer.startswith("Little Rock [2]")
+
+
+class _Words:
+    """Hashed bag-of-words vectors, stable across processes: the dense score of shared words."""
+
+    dim = 64
+
+    def _vec(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float32)
+        for term in content_terms(text):
+            v[zlib.crc32(term.encode()) % self.dim] += 1.0
+        return v / max(float(np.linalg.norm(v)), 1e-9)
+
+    def encode_documents(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim))
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        return self.encode_documents(texts)

@@ -260,6 +260,10 @@ class ExtractiveAnswerer:
             item.score = sentence_score(item.features, w)
         scored.extend(_cells(intent, sources, terms, w))
         scored.sort(key=lambda s: -s.score)
+        if intent.codes:
+            # A question about "AR01" is answered where AR01 is printed: those candidates first
+            # (the sort is stable), whatever else a map's noise of words shares with it.
+            scored.sort(key=lambda s: not _holds_code(s.quote, intent.codes))
         whole = set(intent.question_terms) or q_terms
         return scored, weights if whole == q_terms else idf_weights(terms or [whole], whole)
 
@@ -406,6 +410,10 @@ def _listed(question: str, sources: Sequence[Source]) -> Answer | None:
         sources=list(sources),
         citations=[Citation.from_source(found.source, quote=found.quote)],
     )
+
+
+def _holds_code(text: str, codes: tuple[str, ...]) -> bool:
+    return any(re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", text) for c in codes)
 
 
 def _as_cell(ranked: list[Scored]) -> Scored:

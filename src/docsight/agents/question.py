@@ -48,6 +48,9 @@ _YESNO_LATER = re.compile(
     re.I,
 )
 _YESNO_TOLD = re.compile(r"\byes\b[^.?!]{0,12}\bno\b", re.I)
+#: An identifier a question states: capitals then at least two digits ("AR01", "GS6883A"), not
+#: a fiscal period ("FY2019", "Q3") nor a model's version ("GPT-4").
+_STATED_CODE = re.compile(r"\b(?!(?:FY|F|Q|H)\d)[A-Z]{1,4}\d{2,6}[A-Z]?\b")
 _LIST = re.compile(
     r"^\s*(?:list|name|enumerate|give)\b|\bwhat are (?:the|all)\b|\bwhich (?:\w+ )?(?:are|were)\b|"
     r"\blist format\b|\ball (?:the )?\w+s\b",
@@ -128,6 +131,9 @@ class Intent:
     question_numbers: tuple[str, ...] = ()
     #: The question's words, lower-cased (a number word it uses is not an answer).
     question_words: frozenset[str] = frozenset()
+    #: Identifiers the question states, as printed ("AR01", "GS6001"): what it asks about, so
+    #: a candidate holding one is about the right thing, and repeating one answers nothing.
+    codes: tuple[str, ...] = ()
 
     @property
     def numeric(self) -> bool:
@@ -231,6 +237,14 @@ def read_intent(question: str) -> Intent:
         contact = "url"
     if contact is not None and kind in ("text", "number", "count"):
         kind = "entity"
+    # A code offered as one of the choices ("CA19 or Covina and West Covina?") is a possible
+    # answer, not what the question is about.
+    offered = options(text)
+    codes = tuple(
+        c for c in dict.fromkeys(_STATED_CODE.findall(asked)) if not any(c in o for o in offered)
+    )
+    if codes and contact == "code":
+        contact = None  # "the market name for EPS Code AR01" states its code, it asks a name
     return Intent(
         wants_share=bool(_SHARE.search(text)),
         contact=contact,
@@ -244,6 +258,7 @@ def read_intent(question: str) -> Intent:
         question_terms=tuple(content_terms(text)),
         question_numbers=_numbers(text),
         question_words=frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", text)),
+        codes=codes,
     )
 
 

@@ -205,6 +205,10 @@ def extract_value(intent: Intent, text: str) -> str | None:
         if not dates:
             return None
         return min(dates, key=lambda m: _near(text, m.start(), anchors)).group(0)
+    if intent.codes and "name" in intent.question_words:
+        named = _named_by_code(intent.codes, text)
+        if named is not None:
+            return named
     if intent.contact:
         return _contact(intent, text, anchors)
     if intent.type == "entity":
@@ -217,6 +221,8 @@ def extract_value(intent: Intent, text: str) -> str | None:
             # two names around the word asked about.
             offset = m.start()
             for piece in _split_at(m.group(0), question_words):
+                if intent.codes and _CODE.fullmatch(piece.strip(" .,")):
+                    continue  # asked the name for a code: another code is not it
                 if piece and not set(content_terms(piece)) <= question_words:
                     names.append((offset + m.group(0).find(piece), piece))
         if not names:
@@ -277,12 +283,35 @@ _CODE = re.compile(r"\b(?=[\w/-]*\d)(?=[\w/-]*[A-Za-z])[A-Za-z0-9]+(?:[-/][A-Za-
 _URL = re.compile(r"https?://\S+|www\.\S+")
 
 
+#: Where the name before a code starts: a list's number ("17. "), a line, a cell or another code.
+_NAME_START = re.compile(r"(?:^|\n|\|\s|\b\d{1,3}[.)]\s|\b[A-Z]{1,4}\d{2,6}[A-Z]?\b)")
+_NAME_WORDS = 8
+
+
+def _named_by_code(codes: tuple[str, ...], text: str) -> str | None:
+    """The name printed just before a code the question states ("What's the market name for
+    AR01?" over "1. Little Rock AR01"), or ``None`` when the text does not print the code after
+    a short name."""
+    for code in codes:
+        at = re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text)
+        if at is None:
+            continue
+        head = text[: at.start()]
+        if head.rstrip().endswith(":"):
+            continue  # "Markets: AR01, AR02" introduces codes, it names none of them
+        starts = [m.end() for m in _NAME_START.finditer(head)]
+        name = head[max(starts, default=0) :].strip(" .,:;-—–\t")
+        if name and re.search(r"[A-Za-z]", name) and len(name.split()) <= _NAME_WORDS:
+            return name
+    return None
+
+
 def _contact(intent: Intent, text: str, anchors: list[int]) -> str | None:
     """An e-mail address, phone or fax number or web address, the one whose words (or whose
     position) are closest to what the question names."""
     kind = intent.contact
     pattern = {"email": _EMAIL, "phone": _PHONE, "url": _URL, "code": _CODE}[kind or "email"]
-    asked = {n.lower() for n in intent.numbers}
+    asked = {n.lower() for n in (*intent.numbers, *intent.codes)}
     found = [m for m in pattern.finditer(text) if m.group(0).lower() not in asked]
     if not found:
         return None

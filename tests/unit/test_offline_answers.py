@@ -13,7 +13,7 @@ from docsight.agents.evidence import Evidence
 from docsight.agents.extractive import ExtractiveAnswerer
 from docsight.agents.question import named_words, read_intent
 from docsight.agents.refusal import RefusalModel, Signals, load_model
-from docsight.agents.tables import lookup, number_value, parse_tables
+from docsight.agents.tables import chart_pairs, lookup, number_value, parse_tables
 from docsight.agents.values import extract_value
 from docsight.document.text import content_terms
 from docsight.evaluation.strict import anls, short_answer, strict_score
@@ -534,3 +534,53 @@ def test_a_question_offering_choices_is_answered_with_the_choice_the_evidence_na
     both = [_source(1, "The K-60 runs at a higher pressure than the K-40 does, 510 kPa.")]
     answer = answerer.answer(question, both, Evidence(0.8, 0.8))
     assert not answer.answer.startswith(("K-60 [1]", "K-40 [1]"))
+
+
+CHART = (
+    "Chart on page 16, section Audit. Text in it: Conversion Visualizer. Select up to four "
+    "channels. % of total Channel conversions Direct 62.67% Organic Search 40.12% 18.49% "
+    "Referral: 5.34% Social Network 0.48% Other Advertising 0.00% The overlap areas are "
+    "approximations. Context: Pull the data."
+)
+
+
+def test_a_charts_text_of_labels_and_figures_is_a_table() -> None:
+    (table,) = chart_pairs(CHART)
+    assert table.rows[:3] == [
+        ["Direct", "62.67%"],
+        ["Organic Search", "40.12%"],
+        ["Referral", "5.34%"],
+    ]
+    # The unlabelled 18.49% is noise, and the words before the first figure name the column.
+    assert len(table.rows) == 5 and table.columns[1].endswith("% of total Channel conversions")
+    most = lookup(read_intent("Which channel led to the most conversions?"), table, [])
+    least = lookup(read_intent("Which channel had the fewest conversions?"), table, [])
+    assert most is not None and most.value == "Direct"
+    assert least is not None and least.value == "Other Advertising"
+
+
+def test_measurements_in_prose_and_short_readings_are_no_chart_table() -> None:
+    prose = (
+        "Chart on page 2. Text in it: Buddy Scheme 10 hours Ambassador Scheme 12 hours "
+        "Seminars 4 hours."
+    )
+    assert chart_pairs(prose) == []
+    assert chart_pairs("Chart on page 2. Text in it: Direct 62% Referral 5%. Context: x.") == []
+    assert chart_pairs("Direct 62% Organic 40% Referral 5% Social 1%") == []  # not a chart's text
+
+
+def test_a_which_question_over_a_charts_text_answers_with_the_label() -> None:
+    from docsight.settings import AnswerSettings
+
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    sources = [
+        _source(1, "Conversions are tracked for every channel of the site."),
+        _source(2, CHART, kind="figure"),
+    ]
+    answer = answerer.answer(
+        "According to the conversion visualizer, which channel led to the most conversions?",
+        sources,
+        Evidence(0.6, 0.6),
+    )
+    assert answer.answer.startswith("Direct [2]")

@@ -103,6 +103,21 @@ def test_tables_are_parsed_with_their_caption_and_folded_headers() -> None:
         "| Data Type | Source | Items | Errors |\n| hatom | microformats.org | 137 | 137 |"
     )
     assert titled.columns[2:] == ["Items", "Errors"] and titled.rows[0][0] == "hatom"
+    # A header printed on three lines: a title split over the cells, a row of words, and the
+    # names under an empty first cell; a first row of words over data stays a row.
+    (three,) = parse_tables(
+        "| Phone adoption | among | seniors |\n| --- | --- | --- |\n"
+        "| % of seniors | who own a … | |\n| | Cell phone | Smartphone |\n"
+        "| Total for all 65+ | 77% | 18% |"
+    )
+    assert three.columns[2] == "seniors Smartphone" and three.rows == [
+        ["Total for all 65+", "77%", "18%"]
+    ]
+    (kept,) = parse_tables(
+        "| Model | Source | Notes |\n| --- | --- | --- |\n| K-20 | lab | new |\n"
+        "| K-40 | field | 12 |"
+    )
+    assert kept.rows[0] == ["K-20", "lab", "new"]
     (plain,) = parse_tables("| Model | Source | Items |\n| --- | --- | --- |\n| K-20 | lab | 12 |")
     assert plain.columns == ["Model", "Source", "Items"] and plain.rows == [["K-20", "lab", "12"]]
     assert number_value("(1,234.5)") == -1234.5 and number_value("18.4%") == 18.4

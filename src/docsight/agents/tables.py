@@ -178,14 +178,29 @@ def _table(caption: str, block: list[list[str]]) -> Table:
     # Header continuation rows hold no number (years count as words here) and either leave the
     # first cell empty, or follow a title row: a header with empty or repeated cells (a title
     # spanning the table, "| Structured Markup | Structured Markup | | |", over the real names).
+    # A third kind: a row of words over such a continuation, the header printed on three lines
+    # ("% of seniors who own a …" over "| | Cell phone | Smartphone |").
     while (
         body
-        and not any(_figure(c) is not None and not _YEAR.fullmatch(c) for c in body[0])
-        and (not body[0][0] or _spanning(header))
+        and _words_only(body[0])
+        and (not body[0][0] or _spanning(header) or _over_continuation(body))
     ):
         header = [f"{h} {c}".strip() for h, c in zip(_spread(header), body[0], strict=True)]
         body = body[1:]
     return Table(caption=caption, columns=header, rows=body)
+
+
+def _words_only(row: list[str]) -> bool:
+    return not any(_figure(c) is not None and not _YEAR.fullmatch(c) for c in row)
+
+
+def _over_continuation(body: list[list[str]]) -> bool:
+    """Whether the first body row names columns (two cells or more) above a row that continues
+    the header (empty first cell, two names or more, no figures)."""
+    if len(body) < 2 or sum(1 for c in body[0] if c) < 2:
+        return False
+    below = body[1]
+    return not below[0] and sum(1 for c in below if c) >= 2 and _words_only(below)
 
 
 _LEADING_FIGURE = re.compile(r"^[-+−(]?[$€£]?\d")

@@ -30,13 +30,31 @@ The warranty lasts three years from the date of delivery.
 """
 
 
+REGIONS = """# Service regions
+
+## Northern Region
+
+1. Lakeside NR01
+2. Hill Valley NR02
+3. Old Harbour NR03
+
+## Southern Region
+
+1. Sandford SR01
+2. Bay Point SR02
+3. Dunmore SR03
+4. Westgate SR04
+"""
+
+
 @pytest.fixture(scope="module")
 def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocSight]:
     folder = tmp_path_factory.mktemp("answers")
     make_referenced_table(folder / "pump-manual.pdf")
     (folder / "specs.md").write_text(SPECS)
+    (folder / "regions.md").write_text(REGIONS)
     ds = DocSight(folder / "collection")
-    assert ds.ingest([folder]).counts()["added"] == 2
+    assert ds.ingest([folder]).counts()["added"] == 3
     yield ds
 
 
@@ -72,6 +90,20 @@ def test_the_table_on_another_page_answers_the_pdf(collection: DocSight) -> None
     answer = collection.ask("What is the rated pressure of the K-40?", doc_names=["pump-manual"])
     assert answer.answerable and answer.answer.startswith("380")
     assert answer.citations[0].page == 2
+
+
+def test_membership_and_counts_of_a_listed_group(collection: DocSight) -> None:
+    no = collection.ask("Is market SR03 part of the Northern Region?", doc_names=["regions.md"])
+    assert no.answer.startswith("No [") and "NR01, NR02, NR03 (3 listed), not SR03" in no.answer
+    yes = collection.ask(
+        "In the service plan, is SR03 considered part of the Southern Region? Answer yes or no.",
+        doc_names=["regions.md"],
+    )
+    assert yes.answer.startswith("Yes [") and yes.citations[0].doc_name == "regions.md"
+    count = collection.ask("How many markets are listed under the Southern Region?")
+    assert count.answer.startswith("4 [")
+    named = collection.ask("What is the market name for code NR02?", doc_names=["regions.md"])
+    assert named.answer.startswith("Hill Valley [")
 
 
 def test_pages_the_document_lacks_are_refused_with_a_reason(collection: DocSight) -> None:

@@ -71,6 +71,17 @@ def test_membership_is_read_from_the_groups_list(question: str, answer: str) -> 
     assert found is not None and found.answer == answer
 
 
+def test_a_code_of_other_letters_printed_under_another_group_is_not_a_member() -> None:
+    regions = [
+        _source(1, "1. Lakeside NR01\n2. Hill Valley NR02", ["Regions", "Northern Region"]),
+        _source(2, "1. Sandford SR01\n2. Dunmore SR03", ["Regions", "Southern Region"]),
+    ]
+    found = membership("Is SR03 part of the Northern Region?", regions)
+    assert found is not None and found.answer == "No" and found.source.n == 1
+    # Printed nowhere: whether it exists at all is not for the list to say.
+    assert membership("Is SR09 part of the Northern Region?", regions[:1]) is None
+
+
 def test_questions_it_does_not_answer_are_left_to_the_answerer() -> None:
     # No code in the item: names are not told apart from prose, so no yes or no is given.
     assert membership("Is Marin part of the San Francisco Bay Area?", SOURCES) is None

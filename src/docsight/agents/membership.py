@@ -82,6 +82,11 @@ def _shape(code: re.Match[str]) -> tuple[str, int, bool]:
     return code.group(1), len(code.group(2)), bool(code.group(3))
 
 
+def _display(group: str) -> str:
+    """The group's name as the question writes it, without a leading article."""
+    return re.sub(r"^(?:the|a|an)\s+", "", group.strip(), flags=re.I)
+
+
 def _group_terms(group: str) -> set[str]:
     words = [w for w in re.findall(r"[\w'’-]+", group) if w.lower() not in _GROUP_FILLER]
     return set(content_terms(" ".join(words)))
@@ -124,7 +129,7 @@ def group_lists(group: str, sources: Sequence[Source]) -> list[GroupList]:
             continue
         members = dict.fromkeys(c.group(0) for c in codes if _shape(c) == shape)
         out.append(
-            GroupList(group=group.strip(), source=source, shape=shape, members=tuple(members))
+            GroupList(group=_display(group), source=source, shape=shape, members=tuple(members))
         )
     return out
 
@@ -147,9 +152,19 @@ def _is_member(item: str, group: str, sources: Sequence[Source]) -> Membership |
     if code is None:
         return None
     wanted = _shape(code)
-    lists = [g for g in group_lists(group, sources) if g.shape == wanted]
+    found = group_lists(group, sources)
+    lists = [g for g in found if g.shape == wanted]
     if not lists:
-        return None
+        # Codes of the same form under other letters ("NR01 … NR03" for the Northern Region,
+        # SR03 asked): a no, when the item is printed elsewhere, so it is a member of something.
+        lists = [g for g in found if _form(g.shape) == _form(wanted)]
+        elsewhere = any(
+            _printed(code.group(0), s.text)
+            for s in sources
+            if all(s is not g.source for g in lists)
+        )
+        if not lists or not elsewhere:
+            return None
     key = code.group(0).replace("-", "").upper()
     best = _preferred(lists)
     if any(m.replace("-", "").upper() == key for m in best.members):
@@ -164,6 +179,14 @@ def _is_member(item: str, group: str, sources: Sequence[Source]) -> Membership |
         quote=f"{best.group}: {best.span()} ({len(best.members)} listed), not {code.group(0)}",
         source=best.source,
     )
+
+
+def _form(shape: tuple[str, int, bool]) -> tuple[int, int, bool]:
+    return len(shape[0]), shape[1], shape[2]
+
+
+def _printed(code: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text) is not None
 
 
 def _preferred(lists: list[GroupList]) -> GroupList:

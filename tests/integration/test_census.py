@@ -124,3 +124,15 @@ def test_parts_named_by_label_are_counted_from_the_text(collection: DocSight) ->
     # A part the text never names by label is no census: the answerer decides.
     none = collection.ask("How many schedules are mentioned in the handbook?")
     assert all(s.via != "census" for s in none.sources)
+
+
+def test_a_names_mentions_are_counted_and_placed_on_their_pages(collection: DocSight) -> None:
+    times = collection.ask("How many times is the K-40 mentioned in the handbook?")
+    # Two rows of the tables and the sentence about its flow rate; "K-400" would not count.
+    assert times.answer.startswith("3 [")
+    assert "3 mentions of “K-40” in handbook.md, on page 1." in times.answer
+    pages = collection.ask("On which pages is Exhibit P-4 mentioned? List all pages.")
+    assert pages.answer.startswith("1 [") and pages.citations[0].page == 0
+    # A name the document never prints is no census: the answerer (and its refusal) decides.
+    never = collection.ask("How many times is the Z-99 mentioned?")
+    assert all(s.via != "census" for s in never.sources)

@@ -41,6 +41,7 @@ from docsight.document.artifacts import description_body, description_content
 from docsight.document.captions import CAPTION_RE
 from docsight.document.text import content_terms, idf_weights, split_sentences
 from docsight.encoders.base import Encoder
+from docsight.retrieval.census import mentioned_pages
 from docsight.settings import AnswerSettings
 
 _MAX_CANDIDATES = 160
@@ -376,13 +377,23 @@ def _derived(question: str, sources: Sequence[Source]) -> Answer | None:
     )
 
 
+_ASKS_PAGES = re.compile(r"\b(?:list|which|what|all)\b[^?.]{0,20}\bpages?\b", re.I)
+
+
 def _census(question: str, sources: Sequence[Source]) -> Answer | None:
     """A count of the document's parts that the map gave (``retrieval.census``), when the
-    question asks one: the count, then what was counted, cited."""
+    question asks one: the count, then what was counted, cited. Of a name's mentions, the
+    pages they are on when the question asks for pages ("List all pages", "On which pages")."""
     census = next((s for s in sources if s.via == "census"), None)
-    if census is None or read_intent(question).type != "count":
+    if census is None:
         return None
-    count = census.text.split(" ", 1)[0]
+    pages = mentioned_pages(census.text)
+    if pages and _ASKS_PAGES.search(question):
+        count = ", ".join(pages)  # the pages are the answer, the count is context
+    elif read_intent(question).type == "count":
+        count = census.text.split(" ", 1)[0]
+    else:
+        return None
     return Answer(
         question=question,
         answer=f"{count} [{census.n}]\n\n> {census.text} [{census.n}]",

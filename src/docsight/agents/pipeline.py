@@ -24,7 +24,7 @@ from docsight.agents.answer import Answer, Source, number_citations
 from docsight.agents.evidence import Evidence
 from docsight.agents.trace import Trace, TraceStep
 from docsight.errors import LLMError, UsageError
-from docsight.retrieval.census import Census, read_census
+from docsight.retrieval.census import Census, mention_text, read_census
 from docsight.settings import Settings
 
 MODES = ("fast", "agent", "plan", "auto")
@@ -241,6 +241,18 @@ def census_source(census: Census, sources: Sequence[Source], n: int) -> Source:
         first, last = census.pages[0] + 1, census.pages[-1] + 1
         pages = f"page {first}" if first == last else f"pages {first}-{last}"
         where = f"{pages} of {where}"
+    if census.basis == "mentions":
+        text = mention_text(census, where)
+        return Source(
+            n=n,
+            rank=1,
+            kind="census",
+            via="census",
+            text=text,
+            doc_id=census.doc_id,
+            doc_name=doc.doc_name,
+            page=census.items[0][1],
+        )
     basis = {
         "captions": "by their numbered captions",
         "sections": "by the appendices its titles and text name",

@@ -62,6 +62,24 @@ _MENTION_WORDS = frozenset(
 )
 
 
+#: "How many times is Exhibit P-10 mentioned?", "On which pages is the T-200 mentioned?":
+#: the mentions of a name, counted and placed on their pages (``mention``).
+_ASKED_TIMES = re.compile(
+    r"\bhow (?:many times|often)\s+(?:is|was|are|were|does|do|did|has|have)\s+"
+    r"(?P<what>[^?]+?)\s+(?:been\s+)?(?:mentioned|cited|referenced|named|mention|cite|"
+    r"appears?|appeared|occurs?|occurred)\b",
+    re.I,
+)
+_ASKED_WHERE = re.compile(
+    r"\b(?:on |in )?(?:which|what) pages?\s+(?:is|are|was|were|does|do)\s+(?P<what>[^?]+?)\s+"
+    r"(?:mentioned|cited|referenced|named|appears?|occurs?)\b|"
+    r"\b(?:which|what) pages?\s+(?:mention|cite|reference|name)s?\s+(?P<what2>[^?]+?)\s*(?:\?|$)",
+    re.I,
+)
+#: A name whose mentions are counted has at most this many words ("Exhibit P-10").
+_MENTION_WORDS_MAX = 6
+
+
 @dataclass(frozen=True)
 class CensusQuestion:
     """What a census question counts (``table``, ``figure``, ``chart``, ``appendix``,
@@ -86,7 +104,8 @@ class Census:
     pages: list[int] = field(default_factory=list)
     #: ``captions`` (numbered captions), ``layout`` (parts found on the pages), ``sections``
     #: (appendix titles and the appendices the text names), ``labels`` (members the text
-    #: names by label, "Exhibit P-3") or ``pages``.
+    #: names by label, "Exhibit P-3"), ``pages``, or ``mentions`` (a name's mentions, ``count``
+    #: of them, on the pages of ``items``).
     basis: str = "layout"
     #: Whether the question named the pages to count in.
     scoped: bool = False
@@ -98,6 +117,17 @@ def read_census(question: str) -> CensusQuestion | None:
     A part of the document's layout (tables, figures, appendices, pages) is counted from the
     content graph; any other plural whose question asks only how many are mentioned is
     counted by the labels the text gives them (``labelled``), if it gives any."""
+    mention = _ASKED_TIMES.search(question) or _ASKED_WHERE.search(question)
+    if mention is not None:
+        what = re.sub(
+            r"^(?:the|a|an)\s+",
+            "",
+            (mention.group("what") or mention.group("what2") or ""),
+            flags=re.I,
+        )
+        what = what.strip(" '\"“”‘’")
+        if what and len(what.split()) <= _MENTION_WORDS_MAX:
+            return CensusQuestion("mention", what, scoped=bool(page_references(question)))
     match = _ASKED.search(question)
     labelled = match is None
     if labelled:
@@ -136,6 +166,13 @@ def take_census(question: str, store: Store, doc_ids: Sequence[str]) -> Census |
     if asked.part == "page":
         items = [(f"page {p + 1}", p) for p in pages]
         return Census(doc_id, "page", asked.noun, len(items), items, pages, "pages", asked.scoped)
+    if asked.part == "mention":
+        on_pages = {p: n for p, n in _mentions(store, doc_id, asked.noun).items() if p in within}
+        if not on_pages:
+            return None  # never mentioned: not a count of zero, the answerer (or refusal) decides
+        items = [(asked.noun, p) for p in sorted(on_pages)]
+        total = sum(on_pages.values())
+        return Census(doc_id, "mention", asked.noun, total, items, pages, "mentions", asked.scoped)
     if asked.part == "labelled":
         named = [(n, p) for n, p in _mentioned_labels(store, doc_id, asked.noun) if p in within]
         if not named:
@@ -192,6 +229,53 @@ def _first_pages(
         for name in names(chunk.text):
             found[name] = min(chunk.page, found.get(name, chunk.page))
     return found
+
+
+#: Chunk kinds that repeat text another chunk of the page holds (a page's image, a picture's
+#: words): counting their mentions would count one mention twice.
+_REPEATS = frozenset({"page_image", "figure", "chart"})
+
+
+def _mentions(store: Store, doc_id: str, name: str) -> dict[int, int]:
+    """How often ``name`` is printed on each page of ``doc_id`` (0-based page -> count): every
+    occurrence of the name as a whole ("P-10", not "P-100"), in any case, its first word also
+    in the plural, in the chunks the full-text index finds for it (at most ``_MENTIONS_READ``),
+    each distinct text once."""
+    words = name.split()
+    if len(words) > 1 and re.search(r"\d", words[-1]):
+        # "Exhibit P-10" is P-10 wherever it is printed: "Exhibits P-10 and P-11" names it too.
+        words = words[-1:]
+    body = r"\s+".join([re.escape(words[0]) + "s?", *(re.escape(w) for w in words[1:])])
+    pattern = re.compile(r"(?<![\w-])" + body + r"(?![\w-])", re.I)
+    hits = store.text_search(name, _MENTIONS_READ, [doc_id])
+    counts: dict[int, int] = {}
+    seen: set[tuple[int, str]] = set()
+    for chunk in store.get_chunks([h.chunk_id for h in hits if h.chunk_id]):
+        if chunk.kind in _REPEATS or (chunk.page, chunk.text) in seen:
+            continue
+        seen.add((chunk.page, chunk.text))
+        found = len(pattern.findall(chunk.text))
+        if found:
+            counts[chunk.page] = counts.get(chunk.page, 0) + found
+    return counts
+
+
+def mention_text(census: Census, where: str) -> str:
+    """A mention census as a source's text: the count first, then the pages."""
+    pages = [p + 1 for _, p in census.items]
+    times = "mention" if census.count == 1 else "mentions"
+    listed = ", ".join(str(p) for p in pages)
+    on = f"page {listed}" if len(pages) == 1 else f"pages {listed}"
+    return f"{census.count} {times} of “{census.noun}” in {where}, on {on}."
+
+
+_MENTION_PAGES = re.compile(r" mentions? of “[^”]*” in .*, on pages? (?P<pages>\d+(?:, \d+)*)\.$")
+
+
+def mentioned_pages(text: str) -> list[str]:
+    """The pages a mention census's text (``mention_text``) lists, 1-based, or ``[]``."""
+    match = _MENTION_PAGES.search(text)
+    return match.group("pages").split(", ") if match else []
 
 
 def _mentioned_appendices(store: Store, doc_id: str) -> list[tuple[str, int]]:

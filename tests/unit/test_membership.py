@@ -88,6 +88,9 @@ def test_questions_it_does_not_answer_are_left_to_the_answerer() -> None:
     # A group no source lists, and a question that asks no membership.
     assert membership("Is CA03 part of the Central Valley?", SOURCES) is None
     assert membership("How many markets does California have?", SOURCES) is None
+    # A "group" that only names the document is no group.
+    assert membership("Is CA03 in the report?", SOURCES) is None
+    assert membership("How many codes are listed in this document?", SOURCES) is None
     # One code of a shape is no list.
     assert group_lists("Western Region", [_source(9, "See AB12 only.", ["Western Region"])]) == []
 

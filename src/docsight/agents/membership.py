@@ -10,11 +10,12 @@ Two questions are asked of such lists, and neither is answered by quoting one se
 * "How many market names are listed under Los Angeles Area?" The distinct members of the
   group's list: its codes of one shape (CA14 … CA26 make 13).
 
-A group's list is a source whose section headings name the group, or whose own first line does
-(a map's text that begins "Enrollment Planning Service — Los Angeles Area"). A group's name
-matches when every content word of it is there. Members are identifiers (letters and digits, of
-one shape: the same letters, as many digits), since those can be told apart from the prose around
-them; anything else is left to the ordinary answerer.
+A group's list is a source whose section headings name the group (every content word of the
+name), or the part of a source that follows the group's name where its text prints it (a map's
+text, "Enrollment Planning Service — Los Angeles Area … CA14 …"). Members are identifiers
+(letters and digits, of one shape: the same letters, as many digits), since those can be told
+apart from the prose around them; anything else is left to the ordinary answerer, and so is a
+"group" that only names the document ("Is AR01 in the report?").
 """
 
 from __future__ import annotations
@@ -48,8 +49,12 @@ _CODE = re.compile(r"\b([A-Z]{1,4})-?(\d{1,5})([A-Z]?)\b")
 #: Members of one kind a list must show before an item missing from it counts as a no.
 MIN_MEMBERS = 2
 _PICTURE_KINDS = frozenset({"figure", "chart", "page_image"})
-#: Words that describe a group's name rather than name it ("the ... area" keeps "area").
-_GROUP_FILLER = frozenset({"the", "this", "that", "document", "guide", "brochure"})
+#: Words that describe a group's name rather than name it ("the ... area" keeps "area"), or that
+#: name the document itself, which is no group.
+_GROUP_FILLER = frozenset(
+    "the this that these those document documents guide guidebook brochure report paper file "
+    "pdf slides slide deck presentation manual handbook article text list".split()
+)
 
 
 @dataclass(frozen=True)

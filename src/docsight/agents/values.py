@@ -205,7 +205,7 @@ def extract_value(intent: Intent, text: str) -> str | None:
         if not dates:
             return None
         return min(dates, key=lambda m: _near(text, m.start(), anchors)).group(0)
-    if intent.codes and "name" in intent.question_words:
+    if intent.codes and "name" in intent.question_words and intent.type in ("entity", "text"):
         named = _named_by_code(intent.codes, text)
         if named is not None:
             return named

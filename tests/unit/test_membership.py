@@ -127,6 +127,10 @@ def test_a_stated_code_is_what_the_question_is_about_not_its_answer() -> None:
     # Periods, model versions and the choices offered are no stated codes.
     assert read_intent("What was the capex in FY2019 and F2018 for Q3?").codes == ()
     assert read_intent("Which is larger, CA19 or Covina and West Covina?").codes == ()
+    # A question stating one code that asks for another still wants a code, not the stated one.
+    order = read_intent("What is the order code of the spare part for model KX200?")
+    assert order.contact == "code" and order.codes == ("KX200",)
+    assert extract_value(order, "Seal for KX200: order code SP-4471-B, 12 dollars") == "SP-4471-B"
     line = "1. Little Rock AR01 2. Fort Smith AR02 17. City of Houston (East) TX17"
     assert extract_value(asked, line) == "Little Rock"
     assert extract_value(asked, "Markets: AR01, AR02") is None  # no name printed before it

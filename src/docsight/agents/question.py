@@ -243,7 +243,7 @@ def read_intent(question: str) -> Intent:
     codes = tuple(
         c for c in dict.fromkeys(_STATED_CODE.findall(asked)) if not any(c in o for o in offered)
     )
-    if codes and contact == "code":
+    if codes and contact == "code" and re.search(r"\bnames?\b", asked, re.I):
         contact = None  # "the market name for EPS Code AR01" states its code, it asks a name
     return Intent(
         wants_share=bool(_SHARE.search(text)),

@@ -25,7 +25,7 @@ import numpy as np
 
 from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence, clip_words
-from docsight.agents.question import Intent, options, read_intent
+from docsight.agents.question import Intent, options, prints_code, read_intent
 from docsight.agents.ranking import (
     CellFeatures,
     RankWeights,
@@ -264,7 +264,7 @@ class ExtractiveAnswerer:
         if intent.codes:
             # A question about "AR01" is answered where AR01 is printed: those candidates first
             # (the sort is stable), whatever else a map's noise of words shares with it.
-            scored.sort(key=lambda s: not _holds_code(s.quote, intent.codes))
+            scored.sort(key=lambda s: not any(prints_code(s.quote, c) for c in intent.codes))
         whole = set(intent.question_terms) or q_terms
         return scored, weights if whole == q_terms else idf_weights(terms or [whole], whole)
 
@@ -423,10 +423,6 @@ def _listed(question: str, sources: Sequence[Source]) -> Answer | None:
     )
 
 
-def _holds_code(text: str, codes: tuple[str, ...]) -> bool:
-    return any(re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", text) for c in codes)
-
-
 def _as_cell(ranked: list[Scored]) -> Scored:
     """The best candidate; when it is a table row whose value a cell of the same table holds,
     that cell, so the quote names the row, the column and the table's caption."""
@@ -465,11 +461,11 @@ def _cells(
     seen: set[tuple[str, str, str]] = set()
     asked = set(intent.terms) - set(intent.periods)
     weights_for = idf_weights(terms or [asked], asked)
+    # A chart's text read offline, "Direct 62.67% Organic Search 40.12% ...", is a table of
+    # labels and figures too (its data, as far as the reading goes) for "which label has the
+    # most?"; which figure belongs to which label is too loose a reading for more.
+    asks_label = intent.type == "comparison" and "which" in intent.question_words
     for source in sources:
-        # A chart's text read offline, "Direct 62.67% Organic Search 40.12% ...", is a table
-        # of labels and figures too (its data, as far as the reading goes) for "which label
-        # has the most?"; which figure belongs to which label is too loose a reading for more.
-        asks_label = intent.type == "comparison" and "which" in intent.question_words
         charts = chart_pairs(source.text) if asks_label else []
         for table in [*parse_tables(source.text), *charts]:
             cell = lookup(intent, table, terms)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from docsight.agents.answer import Source
+from docsight.agents.question import prints_code
 from docsight.document.text import content_terms
 
 #: "is <item> (considered) part of / in / among / under / one of <group>?", after an optional
@@ -164,7 +165,7 @@ def _is_member(item: str, group: str, sources: Sequence[Source]) -> Membership |
         # SR03 asked): a no, when the item is printed elsewhere, so it is a member of something.
         lists = [g for g in found if _form(g.shape) == _form(wanted)]
         elsewhere = any(
-            _printed(code.group(0), s.text)
+            prints_code(s.text, code.group(0))
             for s in sources
             if all(s is not g.source for g in lists)
         )
@@ -188,10 +189,6 @@ def _is_member(item: str, group: str, sources: Sequence[Source]) -> Membership |
 
 def _form(shape: tuple[str, int, bool]) -> tuple[int, int, bool]:
     return len(shape[0]), shape[1], shape[2]
-
-
-def _printed(code: str, text: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text) is not None
 
 
 def _preferred(lists: list[GroupList]) -> GroupList:

@@ -51,6 +51,14 @@ _YESNO_TOLD = re.compile(r"\byes\b[^.?!]{0,12}\bno\b", re.I)
 #: An identifier a question states: capitals then at least two digits ("AR01", "GS6883A"), not
 #: a fiscal period ("FY2019", "Q3") nor a model's version ("GPT-4").
 _STATED_CODE = re.compile(r"\b(?!(?:FY|F|Q|H)\d)[A-Z]{1,4}\d{2,6}[A-Z]?\b")
+
+
+def prints_code(text: str, code: str) -> bool:
+    """Whether ``text`` prints ``code`` as a whole: "AR01", not "AR011" nor "XAR01" nor "P-100"
+    for "P-10"."""
+    return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text) is not None
+
+
 _LIST = re.compile(
     r"^\s*(?:list|name|enumerate|give)\b|\bwhat are (?:the|all)\b|\bwhich (?:\w+ )?(?:are|were)\b|"
     r"\blist format\b|\ball (?:the )?\w+s\b",

@@ -205,7 +205,8 @@ def extract_value(intent: Intent, text: str) -> str | None:
         if not dates:
             return None
         return min(dates, key=lambda m: _near(text, m.start(), anchors)).group(0)
-    if intent.codes and "name" in intent.question_words and intent.type in ("entity", "text"):
+    asks_name = bool({"name", "names"} & intent.question_words)
+    if intent.codes and asks_name and intent.type in ("entity", "text"):
         named = _named_by_code(intent.codes, text)
         if named is not None:
             return named
@@ -293,7 +294,7 @@ def _named_by_code(codes: tuple[str, ...], text: str) -> str | None:
     AR01?" over "1. Little Rock AR01"), or ``None`` when the text does not print the code after
     a short name."""
     for code in codes:
-        at = re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text)
+        at = re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text)  # as ``prints_code``
         if at is None:
             continue
         head = text[: at.start()]

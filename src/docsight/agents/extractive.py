@@ -394,14 +394,7 @@ def _census(question: str, sources: Sequence[Source]) -> Answer | None:
         count = census.text.split(" ", 1)[0]
     else:
         return None
-    return Answer(
-        question=question,
-        answer=f"{count} [{census.n}]\n\n> {census.text} [{census.n}]",
-        answerable=True,
-        mode="extractive",
-        sources=list(sources),
-        citations=[Citation.from_source(census, quote=census.text)],
-    )
+    return _read_off(question, sources, count, census, census.text)
 
 
 def _listed(question: str, sources: Sequence[Source]) -> Answer | None:
@@ -412,14 +405,21 @@ def _listed(question: str, sources: Sequence[Source]) -> Answer | None:
     found = membership(question, sources)
     if found is None:
         return None
-    n = found.source.n
+    return _read_off(question, sources, found.answer, found.source, found.quote)
+
+
+def _read_off(
+    question: str, sources: Sequence[Source], lead: str, source: Source, quote: str
+) -> Answer:
+    """An answer read off one source as a whole (a count, a list's verdict): the answer, then
+    the quote it was read from, cited."""
     return Answer(
         question=question,
-        answer=f"{found.answer} [{n}]\n\n> {found.quote} [{n}]",
+        answer=f"{lead} [{source.n}]\n\n> {quote} [{source.n}]",
         answerable=True,
         mode="extractive",
         sources=list(sources),
-        citations=[Citation.from_source(found.source, quote=found.quote)],
+        citations=[Citation.from_source(source, quote=quote)],
     )
 
 

@@ -241,18 +241,22 @@ def census_source(census: Census, sources: Sequence[Source], n: int) -> Source:
         first, last = census.pages[0] + 1, census.pages[-1] + 1
         pages = f"page {first}" if first == last else f"pages {first}-{last}"
         where = f"{pages} of {where}"
-    if census.basis == "mentions":
-        text = mention_text(census, where)
-        return Source(
-            n=n,
-            rank=1,
-            kind="census",
-            via="census",
-            text=text,
-            doc_id=census.doc_id,
-            doc_name=doc.doc_name,
-            page=census.items[0][1],
-        )
+    first = census.items[0][1] if census.items else (census.pages[0] if census.pages else 0)
+    text = mention_text(census, where) if census.basis == "mentions" else _counted(census, where)
+    return Source(
+        n=n,
+        rank=1,
+        kind="census",
+        via="census",
+        text=text,
+        doc_id=census.doc_id,
+        doc_name=doc.doc_name,
+        page=first,
+    )
+
+
+def _counted(census: Census, where: str) -> str:
+    """A census of parts as text: the count, where and how it was counted, the parts named."""
     basis = {
         "captions": "by their numbered captions",
         "sections": "by the appendices its titles and text name",
@@ -268,18 +272,7 @@ def census_source(census: Census, sources: Sequence[Source], n: int) -> Source:
     if census.count == 1:
         noun = "appendix" if noun.startswith("append") else noun.removesuffix("s")
     text = f"{census.count} {noun} in {where}, counted {basis}"
-    text += f": {listed}{more}." if listed else "."
-    first = census.items[0][1] if census.items else (census.pages[0] if census.pages else 0)
-    return Source(
-        n=n,
-        rank=1,
-        kind="census",
-        via="census",
-        text=text,
-        doc_id=census.doc_id,
-        doc_name=doc.doc_name,
-        page=first,
-    )
+    return text + (f": {listed}{more}." if listed else ".")
 
 
 def make_inert(answer: Answer) -> Answer:

@@ -599,3 +599,24 @@ def test_a_which_question_over_a_charts_text_answers_with_the_label() -> None:
         Evidence(0.6, 0.6),
     )
     assert answer.answer.startswith("Direct [2]")
+
+
+def test_the_one_item_of_an_announced_list_that_a_question_asks_for() -> None:
+    from docsight.agents.values import listed_item
+
+    text = (
+        "We identify the following six subskills: 1 causal graph extraction; 2 query type "
+        "interpretation; 3 symbolic formalization of the query; 4 semantic parsing to compile "
+        "the available data; 5 estimand derivation; and 6 arithmetic calculation to solve the "
+        "estimand, as in the boxes of Figure 1."
+    )
+    asked = read_intent("What subskill does we need to collect the available data?")
+    assert extract_value(asked, text) == "semantic parsing"
+    assert listed_item(read_intent("Which subskill solves the estimand?"), text) == (
+        "arithmetic calculation"
+    )
+    # The list must be of what the question names, and one item must match best.
+    assert listed_item(read_intent("Which method compiles the available data?"), text) is None
+    assert listed_item(read_intent("Which subskill is about the query?"), text) is None
+    # Items set off by commas are as often a sentence's clauses: not read as a list here.
+    assert listed_item(asked, "Three subskills: parsing, data collection, arithmetic.") is None

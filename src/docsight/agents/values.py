@@ -233,6 +233,8 @@ def extract_value(intent: Intent, text: str) -> str | None:
         )
     if intent.type == "list":
         return inline_list(text)
+    if intent.type == "text":
+        return listed_item(intent, text)
     return None
 
 
@@ -259,6 +261,44 @@ def inline_list(text: str) -> str | None:
         if len(items) == 2 and any(len(i.split()) > 3 for i in items):
             continue
         return "; ".join(items)
+    return None
+
+
+#: A list's own numbering before an item ("4 semantic parsing", "4) semantic parsing").
+_ITEM_NUMBER = re.compile(r"^\(?\d{1,2}[.)]?\s+")
+#: Where an item goes on to say what it is for ("semantic parsing to compile the data").
+_ITEM_PURPOSE = re.compile(r"\s+(?:to|for|that|which|in order to|used to)\s+", re.I)
+
+
+def listed_item(intent: Intent, text: str) -> str | None:
+    """The one item of a list ``text`` announces that a "what/which <noun> ...?" question asks
+    for: the list's introducer names the noun ("the following six subskills: 1 causal graph
+    extraction; ... 4 semantic parsing to compile the available data; ..."), and exactly one
+    item holds the most of the question's other words. The item is given without its number,
+    and without the clause that restates the question ("to compile the available data")."""
+    terms = set(intent.terms)
+    for intro in _INTRODUCER.finditer(text):
+        named = terms & set(content_terms(text[: intro.start()]))
+        if not named:
+            continue
+        tail = text[intro.end() :].strip().rstrip(" .;")
+        if ";" not in tail:
+            continue  # a numbered list of clauses is set off by semicolons; commas are prose
+        items = [i.strip() for i in re.split(r"\s*;\s*(?:and\s+)?", tail) if i.strip()]
+        if len(items) < 3:
+            continue
+        rest = terms - named
+        overlap = [len(rest & set(content_terms(i))) for i in items]
+        best = max(overlap)
+        if best == 0 or overlap.count(best) > 1:
+            continue
+        item = _ITEM_NUMBER.sub("", items[overlap.index(best)])
+        purpose = _ITEM_PURPOSE.search(item)
+        if purpose and rest & set(content_terms(item[purpose.end() :])):
+            item = item[: purpose.start()]
+        item = item.split(",")[0].strip()  # the item, not the sentence going on after it
+        if item and len(item.split()) <= _ITEM_WORDS:
+            return item
     return None
 
 

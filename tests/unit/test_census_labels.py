@@ -91,6 +91,11 @@ def test_mentions_of_a_name_are_counted_by_page() -> None:
         ]
     )
     assert _mentions(store, "d", "Exhibit P-10") == {0: 1, 2: 2}  # type: ignore[arg-type]
+    # A slide whose words only OCR read: its picture's words count, once.
+    slide = _KindChunk("f", 7, "Exhibit P-10 filed", "figure")
+    image = _KindChunk("g", 7, "Page 8. Exhibit P-10 filed", "page_image")
+    store.chunks.extend([slide, image])  # type: ignore[list-item]
+    assert _mentions(store, "d", "Exhibit P-10") == {0: 1, 2: 2, 7: 1}  # type: ignore[arg-type]
     # A name without a number is matched whole, its first word also in the plural.
     assert _mentions(store, "d", "exhibit")[2] == 2  # type: ignore[arg-type]
 

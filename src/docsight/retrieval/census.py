@@ -10,6 +10,10 @@ the reference index the content graph records at ingestion: the numbered caption
 A question is read as a census only when, past "how many <parts>", it says nothing but where
 to count ("in the report", "from page 3 to page 10", "in total"): "How many figures teach
 two-finger scrolling?" asks which figures show something, and is left to the answerer.
+
+The mentions of a name are a census too: "How many times is Exhibit P-10 mentioned?", "On which
+pages is the T-200 mentioned?" are counted over the document's text, each page once however
+many chunks repeat it, and answered with the count or the pages.
 """
 
 from __future__ import annotations
@@ -231,8 +235,8 @@ def _first_pages(
     return found
 
 
-#: Chunk kinds that repeat text another chunk of the page holds (a page's image, a picture's
-#: words): counting their mentions would count one mention twice.
+#: Chunk kinds that may repeat text another chunk of the page holds (a page's image, a
+#: picture's words): read only for pages where no other chunk prints the name.
 _REPEATS = frozenset({"page_image", "figure", "chart"})
 
 
@@ -240,7 +244,9 @@ def _mentions(store: Store, doc_id: str, name: str) -> dict[int, int]:
     """How often ``name`` is printed on each page of ``doc_id`` (0-based page -> count): every
     occurrence of the name as a whole ("P-10", not "P-100"), in any case, its first word also
     in the plural, in the chunks the full-text index finds for it (at most ``_MENTIONS_READ``),
-    each distinct text once."""
+    each distinct text once. A page's image and its pictures' words count only on a page whose
+    text does not print the name (a slide whose words were read by OCR), and then the one of
+    them that prints it most, since each may repeat the others."""
     words = name.split()
     if len(words) > 1 and re.search(r"\d", words[-1]):
         # "Exhibit P-10" is P-10 wherever it is printed: "Exhibits P-10 and P-11" names it too.
@@ -249,15 +255,22 @@ def _mentions(store: Store, doc_id: str, name: str) -> dict[int, int]:
     pattern = re.compile(r"(?<![\w-])" + body + r"(?![\w-])", re.I)
     hits = store.text_search(name, _MENTIONS_READ, [doc_id])
     counts: dict[int, int] = {}
+    pictured: dict[int, int] = {}
     seen: set[tuple[int, str]] = set()
     for chunk in store.get_chunks([h.chunk_id for h in hits if h.chunk_id]):
-        if chunk.kind in _REPEATS or (chunk.page, chunk.text) in seen:
+        if (chunk.page, chunk.text) in seen:
             continue
         seen.add((chunk.page, chunk.text))
         found = len(pattern.findall(chunk.text))
-        if found:
+        if not found:
+            continue
+        if chunk.kind in _REPEATS:
+            pictured[chunk.page] = max(found, pictured.get(chunk.page, 0))
+        else:
             counts[chunk.page] = counts.get(chunk.page, 0) + found
-    return counts
+    for page, found in pictured.items():
+        counts.setdefault(page, found)
+    return dict(sorted(counts.items()))
 
 
 def mention_text(census: Census, where: str) -> str:

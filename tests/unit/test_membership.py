@@ -82,6 +82,29 @@ def test_a_code_of_other_letters_printed_under_another_group_is_not_a_member() -
     assert membership("Is SR09 part of the Northern Region?", regions[:1]) is None
 
 
+def test_a_list_without_codes_is_counted_by_its_lines() -> None:
+    offices = [
+        _source(1, "Our offices:\n1. Dubai\n2. Riyadh\n3. Doha", ["Gulf Region"]),
+        _source(2, "- Cairo\n- Amman", ["Levant Region"]),
+        _source(3, "1. Muscat\n2. Manama\n3. Kuwait City", ["Gulf Region"], kind="figure"),
+    ]
+    gulf = membership("How many offices are listed under the Gulf Region?", offices)
+    assert gulf is not None and gulf.answer == "3" and gulf.source.n == 1
+    levant = membership("How many offices are listed under Levant Region?", offices)
+    assert levant is not None and levant.answer == "2" and "Cairo, Amman" in levant.quote
+    parts = _source(
+        4,
+        "Table 1: Spare parts\n| Part | Order number |\n| --- | --- |\n"
+        "| Housing seal | NW-S-204 |\n| Desiccant pack | NW-D-017 |\n| Probe cable | NW-P-310 |",
+        ["Maintenance", "Spare parts"],
+        kind="table",
+    )
+    counted = membership("How many spare parts are listed under Spare parts?", [parts])
+    assert counted is not None and counted.answer == "3" and "Desiccant pack" in counted.quote
+    # No yes or no from names: a name is not told apart from prose.
+    assert membership("Is Dubai part of the Gulf Region?", offices) is None
+
+
 def test_questions_it_does_not_answer_are_left_to_the_answerer() -> None:
     # No code in the item: names are not told apart from prose, so no yes or no is given.
     assert membership("Is Marin part of the San Francisco Bay Area?", SOURCES) is None

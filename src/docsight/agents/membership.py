@@ -8,7 +8,8 @@ Two questions are asked of such lists, and neither is answered by quoting one se
   item; a no when the list holds others of the item's kind (codes of its shape, CA04 … CA11) and
   not the item itself.
 * "How many market names are listed under Los Angeles Area?" The distinct members of the
-  group's list: its codes of one shape (CA14 … CA26 make 13).
+  group's list: its codes of one shape (CA14 … CA26 make 13), or, where no codes tell them
+  apart, the numbered or bulleted lines (or a table's rows) under the group's heading.
 
 A group's list is a source whose section headings name the group (every content word of the
 name), or the part of a source that follows the group's name where its text prints it (a map's
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 from docsight.agents.answer import Source
 from docsight.agents.question import prints_code
+from docsight.agents.tables import parse_tables
 from docsight.document.text import content_terms
 
 #: "is <item> (considered) part of / in / among / under / one of <group>?", after an optional
@@ -198,10 +200,37 @@ def _preferred(lists: list[GroupList]) -> GroupList:
     return min(lists, key=lambda g: (g.source.kind in _PICTURE_KINDS, -len(g.members)))
 
 
+#: An entry of a list printed one to a line: "1. Sandford", "2) Bay Point", "- Westgate".
+_ENTRY = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•▪])\s+(?P<entry>\S.*)$", re.M)
+
+
+def _entries(group: str, sources: Sequence[Source]) -> GroupList | None:
+    """The list printed one entry to a line under a heading that names the group, when no codes
+    tell its members apart: its numbered or bulleted lines, or the rows of the one table there,
+    in running text only (not a picture's words)."""
+    terms = _group_terms(group)
+    for source in sources:
+        if source.kind in _PICTURE_KINDS or not terms:
+            continue
+        if not terms <= set(content_terms(" ".join(source.section_path))):
+            continue
+        entries = [m.group("entry").strip() for m in _ENTRY.finditer(source.text)]
+        tables = parse_tables(source.text)
+        if len(entries) < MIN_MEMBERS and len(tables) == 1:
+            # A table under the heading lists one member a row, named by its label.
+            entries = [tables[0].label(i) for i in range(len(tables[0].rows))]
+        if len(entries) >= MIN_MEMBERS:
+            return GroupList(_display(group), source, ("", 0, False), tuple(entries))
+    return None
+
+
 def _how_many(group: str, sources: Sequence[Source]) -> Membership | None:
     lists = group_lists(group, sources)
     if not lists:
-        return None
+        entries = _entries(group, sources)
+        if entries is None:
+            return None
+        lists = [entries]
     best = _preferred(lists)
     return Membership(
         answer=str(len(best.members)),

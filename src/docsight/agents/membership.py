@@ -105,6 +105,11 @@ def _phrase(terms: list[str]) -> re.Pattern[str]:
     return re.compile(r"\b" + r"\w*[^.\w]{1,4}".join(re.escape(t) for t in terms), re.I)
 
 
+def _headed(source: Source, terms: set[str]) -> bool:
+    """Whether the source's section headings hold every word of the group's name."""
+    return terms <= set(content_terms(" ".join(source.section_path)))
+
+
 def _listed(source: Source, group: str) -> str | None:
     """The part of the source that lists the group: all of it when its headings name the group
     (every word of the name), else what follows the name where the text prints it (a map's text,
@@ -112,7 +117,7 @@ def _listed(source: Source, group: str) -> str | None:
     terms = _group_terms(group)
     if not terms:
         return None
-    if terms <= set(content_terms(" ".join(source.section_path))):
+    if _headed(source, terms):
         return source.text
     ordered = list(dict.fromkeys(content_terms(group)))
     ordered = [t for t in ordered if t in terms]
@@ -210,9 +215,7 @@ def _entries(group: str, sources: Sequence[Source]) -> GroupList | None:
     in running text only (not a picture's words)."""
     terms = _group_terms(group)
     for source in sources:
-        if source.kind in _PICTURE_KINDS or not terms:
-            continue
-        if not terms <= set(content_terms(" ".join(source.section_path))):
+        if source.kind in _PICTURE_KINDS or not terms or not _headed(source, terms):
             continue
         entries = [m.group("entry").strip() for m in _ENTRY.finditer(source.text)]
         tables = parse_tables(source.text)

@@ -53,10 +53,15 @@ _YESNO_TOLD = re.compile(r"\byes\b[^.?!]{0,12}\bno\b", re.I)
 _STATED_CODE = re.compile(r"\b(?!(?:FY|F|Q|H)\d)[A-Z]{1,4}\d{2,6}[A-Z]?\b")
 
 
+def find_code(text: str, code: str) -> re.Match[str] | None:
+    """Where ``text`` first prints ``code`` as a whole: "AR01", not "AR011" nor "XAR01" nor
+    "P-100" for "P-10"."""
+    return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text)
+
+
 def prints_code(text: str, code: str) -> bool:
-    """Whether ``text`` prints ``code`` as a whole: "AR01", not "AR011" nor "XAR01" nor "P-100"
-    for "P-10"."""
-    return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text) is not None
+    """Whether ``text`` prints ``code`` as a whole (``find_code``)."""
+    return find_code(text, code) is not None
 
 
 _LIST = re.compile(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from docsight.agents.question import Intent
+from docsight.agents.question import Intent, find_code
 from docsight.document.text import NUMBER_WORDS, STOPWORDS, content_terms
 
 _NUMBER = re.compile(
@@ -334,7 +334,7 @@ def _named_by_code(codes: tuple[str, ...], text: str) -> str | None:
     AR01?" over "1. Little Rock AR01"), or ``None`` when the text does not print the code after
     a short name."""
     for code in codes:
-        at = re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text)  # as ``prints_code``
+        at = find_code(text, code)
         if at is None:
             continue
         head = text[: at.start()]

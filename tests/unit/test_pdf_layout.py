@@ -89,6 +89,37 @@ def test_words_split_at_spaces_and_gaps() -> None:
     assert [w.text for w in words_from_glyphs(glyphs)] == ["ab", "cd", "e", "f"]
 
 
+def _set(text: str, x: float, letter_gap: float, width: float = 6.0) -> list[Glyph]:
+    """``text`` set from ``x`` with ``letter_gap`` pt between letters; a space glyph is typed."""
+    out: list[Glyph] = []
+    for ch in text:
+        out.append(Glyph(ch, x, 100.0, x + width, 110.0, 10.0, "Arial-BoldMT"))
+        x += width + letter_gap
+    return out
+
+
+def test_letter_spaced_title_is_read_as_words() -> None:
+    # A cover's "SUPERIOR COURT" set with tracking: 1.4-1.6 pt between letters (0.14-0.16 em,
+    # some above the word gap, some below), a typed space between the two words.
+    glyphs = _set("SUPERIOR", 0.0, 1.5) + _set(" ", 62.0, 0.0) + _set("COURT", 70.0, 1.4)
+    glyphs[3] = glyphs[3]._replace(x0=glyphs[3].x0 - 0.2)  # E nudged: "PE" closer than "EP"
+    words = words_from_glyphs(glyphs)
+    assert [w.text for w in words] == ["SUPERIOR", "COURT"]
+    assert words[0].x0 == 0.0 and words[0].x1 == glyphs[7].x1
+
+
+def test_evenly_spaced_short_words_are_not_joined() -> None:
+    # "it is a" typeset without space glyphs (as TeX does): the letters inside "it" touch, so
+    # the even word gaps are word gaps, not tracking.
+    glyphs = _set("it", 0.0, 0.0) + _set("is", 15.0, 0.0) + _set("a", 30.0, 0.0)
+    assert [w.text for w in words_from_glyphs(glyphs)] == ["it", "is", "a"]
+    # Letter pieces spaced unevenly (a table's column letters) stay apart too.
+    uneven = [
+        Glyph(c, x, 100, x + 6, 110, 10.0, "F") for c, x in zip("ABCD", (0, 8, 19, 28), strict=True)
+    ]
+    assert [w.text for w in words_from_glyphs(uneven)] == ["A", "B", "C", "D"]
+
+
 def test_line_text_spaces_follow_gaps() -> None:
     line = Line(
         [Word("infor", 0, 0, 25, 10), Word("mation", 25.2, 0, 55, 10), Word("here", 58, 0, 78, 10)]

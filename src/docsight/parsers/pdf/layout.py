@@ -14,6 +14,7 @@ Also here: font style guesses from font names, and the small box helpers the oth
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -132,11 +133,17 @@ def words_from_glyphs(glyphs: Iterable[Glyph]) -> list[Word]:
     while they sit on the same baseline and touch; spaces, jumps and wide gaps end it.
     """
     words: list[Word] = []
+    #: Per word: whether a space glyph (or the stream's start) came right before it, and the
+    #: narrowest gap between two of its glyphs (infinite for one glyph).
+    spaced: list[bool] = []
+    inner: list[float] = []
     cur: Word | None = None
+    after_space = True
     for g in glyphs:
         text = g.text
         if not text or text.isspace():
             cur = None
+            after_space = True
             continue
         if cur is not None and g.upright == cur.upright:
             if g.upright:
@@ -148,12 +155,83 @@ def words_from_glyphs(glyphs: Iterable[Glyph]) -> list[Word]:
             tol = WORD_GAP * max(g.size, cur.size, 1.0)
             if same_line and -tol <= gap <= tol:
                 cur.text += text
+                inner[-1] = min(inner[-1], gap)
                 cur.x0, cur.x1 = min(cur.x0, g.x0), max(cur.x1, g.x1)
                 cur.top, cur.bottom = min(cur.top, g.top), max(cur.bottom, g.bottom)
                 continue
         cur = Word(text, g.x0, g.top, g.x1, g.bottom, g.size, g.font, g.upright)
         words.append(cur)
-    return words
+        spaced.append(after_space)
+        inner.append(math.inf)
+        after_space = False
+    return _join_tracked(words, spaced, inner)
+
+
+#: Letter-spaced ("tracked") titles: the gaps between a tracked word's letters, as fractions of
+#: the font size. Below the low end the letters touch and form a word anyway; above the high
+#: end the gap is a column's or a word's.
+_TRACKED_GAP = (0.05, 0.45)
+
+
+def _join_tracked(words: list[Word], spaced: list[bool], inner: list[float]) -> list[Word]:
+    """Join the pieces of letter-spaced words: "S U P ERI O R" → "SUPERIOR".
+
+    Covers and headings are often set with tracking, every letter a fixed distance from the
+    next, wider than the gap that separates words in body text. The PDF then still types a
+    space glyph between the words, so a run of short letter pieces with no space between them,
+    on one baseline, spaced evenly, is one word. Evenly means the gaps inside the pieces too:
+    the letters of "ERI" sat just close enough to be cut as a word. Short words of ordinary text
+    ("it is a", typeset without space glyphs) have touching letters inside, and a table row's
+    pieces are spaced unevenly, so neither is joined.
+    """
+    out: list[Word] = []
+    i = 0
+    while i < len(words):
+        j = i + 1
+        gaps: list[float] = []
+        while j < len(words) and not spaced[j] and _tracked_pair(words[j - 1], words[j], gaps):
+            j += 1
+        run = words[i:j]
+        letters = sum(len(w.text) for w in run)
+        gaps += [g for g in inner[i:j] if g != math.inf]
+        if (
+            len(run) >= 3
+            and letters >= 4
+            and all(len(w.text) <= 3 and w.text.isalpha() for w in run)
+            and min(gaps) >= _TRACKED_GAP[0] * run[0].size
+            and max(gaps) <= 1.5 * min(gaps) + 0.02 * run[0].size
+        ):
+            first = run[0]
+            out.append(
+                Word(
+                    "".join(w.text for w in run),
+                    min(w.x0 for w in run),
+                    min(w.top for w in run),
+                    max(w.x1 for w in run),
+                    max(w.bottom for w in run),
+                    first.size,
+                    first.font,
+                    first.upright,
+                )
+            )
+        else:
+            out.extend(run[:1])
+            j = i + 1
+        i = j
+    return out
+
+
+def _tracked_pair(a: Word, b: Word, gaps: list[float]) -> bool:
+    """Whether ``b`` follows ``a`` on its baseline at a tracking distance (appended to ``gaps``)."""
+    if not (a.upright and b.upright) or abs(a.size - b.size) > 0.1 * max(a.size, 1.0):
+        return False
+    if abs(a.bottom - b.bottom) > 0.3 * max(a.size, 1.0):
+        return False
+    gap = (b.x0 - a.x1) / max(a.size, 1.0)
+    if not _TRACKED_GAP[0] <= gap <= _TRACKED_GAP[1]:
+        return False
+    gaps.append(b.x0 - a.x1)
+    return True
 
 
 @dataclass(slots=True)

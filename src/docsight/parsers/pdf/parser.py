@@ -67,8 +67,8 @@ class PdfParser:
     # 2: figure labels as text, the shared caption rule; 3: Markdown lists; 4: OCR of pages
     # without a text layer; 5: hidden text flagged and kept out of the flow; 6: a chart's title
     # is its caption, not a section heading; 7: row labels left of a table's ruled or shaded
-    # number columns belong to the table
-    version = "7"
+    # number columns belong to the table; 8: letter-spaced titles read as words
+    version = "8"
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None

@@ -646,6 +646,7 @@ class DocSight:
             pages_missing=self._pages_missing,
             absent=self._words_absent,
             census=self._census,
+            named_pages=self._named_pages,
             encoder=self._answering_encoder,
             chat=self.chat_model,
             vision=self._vision_chat,
@@ -775,6 +776,12 @@ class DocSight:
 
         doc_ids = list(dict.fromkeys(s.doc_id for s in sources))
         return pages_missing(question, self.store, doc_ids)
+
+    def _named_pages(self, question: str, sources: Sequence[Source]) -> dict[str, list[int]]:
+        """The pages ``question`` names in the documents of ``sources``."""
+        from docsight.retrieval.locate import named_pages
+
+        return named_pages(question, self.store, list(dict.fromkeys(s.doc_id for s in sources)))
 
     def _census(self, question: str, sources: Sequence[Source]) -> Census | None:
         """The count of parts ``question`` asks of the best-ranked source's document."""

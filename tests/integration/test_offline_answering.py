@@ -114,6 +114,20 @@ def test_pages_the_document_lacks_are_refused_with_a_reason(collection: DocSight
     assert "Closest evidence: pump-manual.pdf, page" in answer.explanation
 
 
+def test_the_page_a_question_names_is_where_the_answer_is_read(collection: DocSight) -> None:
+    # Page 3 prints the K-40's rated pressure; page 1 only says Table 2 lists it.
+    on_3 = collection.ask(
+        "What is the rated pressure of the K-40 on page 3?", doc_names=["pump-manual"]
+    )
+    assert on_3.answer.startswith("380") and on_3.citations[0].page == 2
+    on_1 = collection.ask(
+        "What is the rated pressure of the K-40 on page 1?", doc_names=["pump-manual"]
+    )
+    assert not on_1.answerable and on_1.explanation is not None
+    assert "the pages it names print no number" in on_1.explanation
+    assert "one is printed on page 3" in on_1.explanation
+
+
 def test_an_unrelated_question_is_refused(collection: DocSight) -> None:
     answer = collection.ask("Who is the chief executive of Contoso?")
     assert not answer.answerable and answer.explanation

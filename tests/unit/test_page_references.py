@@ -30,6 +30,12 @@ from docsight.retrieval.pages import PageRef, page_references, resolve
         ("What was revenue in 2021?", []),
         ("How many pages does the manual have?", []),
         ("the 2nd objective of regulatory efficiency", []),
+        # The pages of an example of the answer's form were not asked about.
+        (
+            'List the pages on reinstalling. As a list, for example ["Page 17", "Page 25"]',
+            [],
+        ),
+        ("Format the date on page 14 as YYYY-MM-DD, e.g. 2020-01-31.", [PageRef("number", 14)]),
     ],
 )
 def test_page_references(question: str, expected: list[PageRef]) -> None:

@@ -54,6 +54,9 @@ class Evidence:
     #: its documents never mention.
     named: int = 0
     absent: tuple[str, ...] = ()
+    #: The pages the question names ("on page 14", "the cover"), as (document id, 0-based page):
+    #: what is printed there answers it, not a look-alike elsewhere.
+    pages: tuple[tuple[str, int], ...] = ()
 
     @property
     def score(self) -> float:

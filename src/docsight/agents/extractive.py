@@ -18,7 +18,7 @@ nobody mistakes it for a generated answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -205,7 +205,7 @@ class ExtractiveAnswerer:
 
     def draft(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Draft:
         intent = read_intent(question)
-        scored, weights = self.scored(question, intent, sources)
+        scored, weights = self.scored(question, intent, sources, pages=evidence.pages)
         signals = _signals(intent, sources, evidence, scored, weights)
         return Draft(intent, scored, signals, evidence.absent)
 
@@ -216,11 +216,14 @@ class ExtractiveAnswerer:
         sources: Sequence[Source],
         *,
         embedded: int = _EMBEDDED,
+        pages: Collection[tuple[str, int]] = (),
     ) -> tuple[list[Scored], dict[str, float]]:
         """Every candidate with its features and score, best first, and the IDF weights of the
         whole question's words (instructions included, for the refusal's signals). The
         ``embedded`` best by words and rank get their cosine measured
-        (``benchmarks/fit_ranking.py`` measures every one, to refit which ones would be)."""
+        (``benchmarks/fit_ranking.py`` measures every one, to refit which ones would be).
+        Candidates on ``pages`` (the pages the question names, as (document id, page)) come
+        first."""
         pool = candidates(sources)
         # The quote: an announcing sentence restates the question, the items it brings answer.
         terms = [set(content_terms(c.quote)) for c in pool]
@@ -265,6 +268,11 @@ class ExtractiveAnswerer:
             # A question about "AR01" is answered where AR01 is printed: those candidates first
             # (the sort is stable), whatever else a map's noise of words shares with it.
             scored.sort(key=lambda s: not any(prints_code(s.quote, c) for c in intent.codes))
+        if pages:
+            # "the date on page 14", "the court on the cover": what that page prints answers,
+            # not a better-matching sentence elsewhere.
+            named = set(pages)
+            scored.sort(key=lambda s: (s.source.doc_id, s.source.page) not in named)
         whole = set(intent.question_terms) or q_terms
         return scored, weights if whole == q_terms else idf_weights(terms or [whole], whole)
 
@@ -307,8 +315,12 @@ class ExtractiveAnswerer:
         draft = self.draft(question, sources, evidence)
         probability = self.refusal.probability(draft.signals)
         base = base.model_copy(update={"confidence": round(probability, 4)})
-        # Pages the documents do not have cannot hold the answer, whatever the words match.
-        if not draft.ranked or evidence.missing_pages or self.refusal.refuses(draft.signals):
+        # Pages the documents do not have cannot hold the answer, whatever the words match;
+        # nor can a named page that prints nothing of the wanted kind.
+        bare = _bare_pages(draft, evidence.pages)
+        if not draft.ranked or evidence.missing_pages or bare:
+            return base.model_copy(update={"explanation": _explain(draft, bare_pages=bare)})
+        if self.refusal.refuses(draft.signals):
             return base.model_copy(update={"explanation": _explain(draft)})
         best = _as_cell(draft.ranked)
         n = best.source.n
@@ -559,7 +571,24 @@ def _signals(
     )
 
 
-def _explain(draft: Draft) -> str:
+#: Answer types a page either prints or does not: a figure, a date, a name, a contact.
+_TYPED = ("count", "number", "date", "entity")
+
+
+def _bare_pages(draft: Draft, pages: Sequence[tuple[str, int]]) -> bool:
+    """Whether the question names pages ("the fax number on page 13") and wants a typed value,
+    and no candidate on those pages holds one: the answer is not where the user says it is,
+    and the same value printed on another page answers a different question."""
+    if not pages or draft.intent.type not in _TYPED:
+        return False
+    named = set(pages)
+    return not any(
+        (s.value or s.cell is not None) and (s.source.doc_id, s.source.page) in named
+        for s in draft.ranked
+    )
+
+
+def _explain(draft: Draft, *, bare_pages: bool = False) -> str:
     """What was looked for, and where the closest evidence was."""
     wanted = {
         "count": "a count",
@@ -571,10 +600,27 @@ def _explain(draft: Draft) -> str:
         "comparison": "the highest or lowest of a comparison",
         "text": "a statement",
     }[draft.intent.type]
+    contact = draft.intent.contact
+    if contact is not None:
+        wanted = {
+            "email": "an email address",
+            "phone": "a phone number",
+            "url": "a web address",
+            "code": "a code",
+        }[contact]
     signals = draft.signals
     reasons = []
     if signals.missing_pages:
         reasons.append("the pages it names are not in the document")
+    elif bare_pages:
+        kind = wanted.split(" ", 1)[1]
+        reasons.append(f"the pages it names print no {kind}")
+        elsewhere = next((s for s in draft.ranked if s.value), None)
+        if elsewhere is not None:
+            reasons.append(
+                f"one is printed on page {elsewhere.source.page + 1} [{elsewhere.source.n}]: "
+                f"{elsewhere.value}"
+            )
     if signals.missing_numbers:
         reasons.append("numbers or years it names appear in no source")
     if draft.absent:

@@ -56,6 +56,9 @@ class Ports:
     #: The count of a document's parts a question asks for ("How many tables are in the
     #: report?"), from its map (``retrieval.census``), for the documents of the sources.
     census: Callable[[str, Sequence[Source]], Census | None] | None = None
+    #: The pages a question names ("on page 14", "the cover") in the sources' documents, as
+    #: document id → 0-based pages (``None``: not known).
+    named_pages: Callable[[str, Sequence[Source]], dict[str, list[int]]] | None = None
 
 
 def choose_strategy(question: str, mode: str | None, default: str) -> str:
@@ -345,11 +348,13 @@ class _Answering:
         if self.ports.absent is not None and names and sources:
             words = list(dict.fromkeys(w for n in names for w in n.split()))
             absent = absent_names(names, set(self.ports.absent(words, sources)))
+        named_pages = self.ports.named_pages(query, sources) if self.ports.named_pages else {}
         return replace(
             evidence,
             missing_pages=self.ports.pages_missing(query, sources),
             named=len(names),
             absent=tuple(absent),
+            pages=tuple((doc, page) for doc, pages in named_pages.items() for page in pages),
         )
 
     def answer(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Answer:

@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from docsight.document.text import STOPWORDS, content_terms
+from docsight.document.text import FORM_EXAMPLE, STOPWORDS, content_terms
 
 AnswerType = Literal["count", "number", "date", "entity", "yesno", "list", "comparison", "text"]
 
@@ -96,6 +96,8 @@ _SHARE = re.compile(
     re.I,
 )
 _DURATION = re.compile(r"\bduration\b|\bhow long\b|\btime (?:on|spent)\b", re.I)
+#: A date's written form the question asks for ("Format the date as YYYY-MM-DD.").
+_DATE_FORM = re.compile(r"\b(?:YYYY|DD|MM)(?:[-/.](?:YYYY|MM|DD)){1,2}\b", re.I)
 _EMAIL_ASKED = re.compile(r"\be-?mail\b", re.I)
 _PHONE_ASKED = re.compile(
     # A phone's number, not a phone: "the phone number of the desk", "the FAX No", but not
@@ -147,20 +149,14 @@ class Intent:
     #: Identifiers the question states, as printed ("AR01", "GS6001"): what it asks about, so
     #: a candidate holding one is about the right thing, and repeating one answers nothing.
     codes: tuple[str, ...] = ()
+    #: The form a date answer is to be written in ("YYYY-MM-DD"), upper-cased.
+    date_format: str | None = None
 
     @property
     def numeric(self) -> bool:
         return self.type in ("count", "number")
 
 
-#: An example of the wanted form, quoted in the question: ', e.g., ["9%","8%"]', 'for example,
-#: "Page 17"', 'like [1, 2, 5]': a bracketed list, or quoted strings.
-_EXAMPLE = re.compile(
-    r",?\s*\(?\b(?:(?:e\.\s?g\.|for example|for instance)\s*,?:?\s*"
-    r"(?:\[[^\]\n]*\]|[\"“'][^\"”'\n]*[\"”'](?:\s*,\s*[\"“'][^\"”'\n]*[\"”'])*)"
-    r"|like\s*\[[^\]\n]*\])\)?",
-    re.I,
-)
 #: A sentence that says how to write the answer, not what it is about: "Round your answer to
 #: two decimal places.", "Please write the answer in list format.", "Give me an integer.".
 _INSTRUCTION = re.compile(
@@ -185,8 +181,8 @@ def answer_instructions(question: str) -> tuple[str, str]:
     examples of the form (', e.g., ["1","2"]'). Their words are no evidence: "integer" is in no
     document, and the example's numbers are not ones the question states."""
     text = " ".join(question.split())
-    examples = [m.group(0) for m in _EXAMPLE.finditer(text)]
-    body = _EXAMPLE.sub("", text)
+    examples = [m.group(0) for m in FORM_EXAMPLE.finditer(text)]
+    body = FORM_EXAMPLE.sub("", text)
     sentences = _SENTENCE_END.split(body)
     kept = sentences[:1]
     told = examples
@@ -250,6 +246,9 @@ def read_intent(question: str) -> Intent:
         contact = "url"
     if contact is not None and kind in ("text", "number", "count"):
         kind = "entity"
+    date_form = _DATE_FORM.search(text)
+    if date_form is not None and kind in ("text", "number", "entity", "list"):
+        kind = "date"  # "Format the date mentioned on page 14 as YYYY-MM-DD."
     # A code offered as one of the choices ("CA19 or Covina and West Covina?") is a possible
     # answer, not what the question is about.
     offered = options(text)
@@ -272,6 +271,7 @@ def read_intent(question: str) -> Intent:
         question_numbers=_numbers(text),
         question_words=frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", text)),
         codes=codes,
+        date_format=date_form.group(0).upper() if date_form is not None else None,
     )
 
 

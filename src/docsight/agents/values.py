@@ -30,6 +30,45 @@ _DATE = re.compile(
     r"\b(?:19|20)\d{2}\b",
     re.I,
 )
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _date_parts(date: str) -> tuple[int, int | None, int | None] | None:
+    """(year, month, day) of a date as ``_DATE`` finds it; ``None`` parts are not printed.
+    Slashed dates are read month first, as US documents write them."""
+    iso = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", date)
+    if iso:
+        return int(iso.group(1)), int(iso.group(2)), int(iso.group(3))
+    slashed = re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{2,4})", date)
+    if slashed:
+        year = int(slashed.group(3))
+        return (year + 2000 if year < 100 else year), int(slashed.group(1)), int(slashed.group(2))
+    year = re.search(r"\d{4}", date)
+    if year is None:
+        return None
+    month = next((i + 1 for i, m in enumerate(_MONTHS) if re.search(rf"\b{m}", date, re.I)), None)
+    day = re.search(r"\b(\d{1,2})\b", date)
+    return int(year.group(0)), month, int(day.group(1)) if day and month else None
+
+
+def written_as(date: str, form: str) -> str:
+    """``date`` ("February 8, 2021") written in ``form`` ("YYYY-MM-DD" → "2021-02-08"); as
+    printed when it lacks a part the form needs (a month and year for a day's form)."""
+    parts = _date_parts(date)
+    if parts is None:
+        return date
+    year, month, day = parts
+    fields = {"YYYY": f"{year:04d}", "MM": f"{month:02d}" if month else None}
+    fields["DD"] = f"{day:02d}" if day else None
+    out = form
+    for key, value in fields.items():
+        if key in form:
+            if value is None:
+                return date
+            out = out.replace(key, value)
+    return out
+
+
 _NAME = re.compile(
     r"(?:[A-Z][\w&'’.-]*|[A-Z]{2,})(?:\s+(?:of|and|&|for|the|de|van|von)?\s*"
     r"(?:[A-Z][\w&'’.-]*|[A-Z]{2,}))*"
@@ -126,6 +165,19 @@ def _labels_counted(text: str, match: re.Match[str], intent: Intent) -> str | No
     return str(last - first + 1)
 
 
+#: Words whose number names a part of the document ("listed in Table 2", "see page 14"): a
+#: label, never the amount or count asked for.
+_REFERENCE_WORDS = frozenset(
+    "table tables figure figures fig fig. section sections chapter chapters appendix page pages "
+    "p. pp. exhibit exhibits footnote note listing listings equation eq. eqs.".split()
+)
+
+
+def _after_reference_word(text: str, match: re.Match[str]) -> bool:
+    before = text[: match.start()].split()[-1:]
+    return bool(before) and before[0].lower().strip("(,") in _REFERENCE_WORDS
+
+
 def _after_period_word(text: str, match: re.Match[str]) -> bool:
     before = text[: match.start()].split()[-1:]
     return bool(before) and before[0].lower().strip("(,") in _PERIOD_WORDS
@@ -149,6 +201,8 @@ def extract_value(intent: Intent, text: str) -> str | None:
                 continue  # repeated from the question
             if any(a <= m.start() < b for a, b in cited):
                 continue  # a reference marker ("[66]", "[3, 12]"), not a quantity
+            if not m.group("pre") and _after_reference_word(text, m):
+                continue  # "Table 2", "page 14": a part of the document, not a quantity
             core_end = m.end("post") if m.group("post") else m.end("num")
             counted = _counted(text, m.start(), core_end, intent)
             plain = not m.group("post") and not m.group("pre")
@@ -204,7 +258,8 @@ def extract_value(intent: Intent, text: str) -> str | None:
         dates = [m for m in _DATE.finditer(text) if m.group(0) not in asked]
         if not dates:
             return None
-        return min(dates, key=lambda m: _near(text, m.start(), anchors)).group(0)
+        found = min(dates, key=lambda m: _near(text, m.start(), anchors)).group(0)
+        return written_as(found, intent.date_format) if intent.date_format else found
     asks_name = bool({"name", "names"} & intent.question_words)
     if intent.codes and asks_name and intent.type in ("entity", "text"):
         named = _named_by_code(intent.codes, text)

@@ -90,6 +90,17 @@ def split_long_text(text: str, max_words: int) -> list[str]:
 
 # --- terms: what lexical matching compares ----------------------------------------------------
 
+#: An example of the answer's form, quoted in a question: ', e.g., ["9%","8%"]', 'for example,
+#: "Page 17"', 'like [1, 2, 5]': a bracketed list, or quoted strings. Its words and numbers are
+#: not what the question is about (its pages were not asked for, its numbers not stated).
+FORM_EXAMPLE = re.compile(
+    r",?\s*\(?\b(?:(?:e\.\s?g\.|for example|for instance)\s*,?:?\s*"
+    r"(?:\[[^\]\n]*\]|[\"“'][^\"”'\n]*[\"”'](?:\s*,\s*[\"“'][^\"”'\n]*[\"”'])*)"
+    r"|like\s*\[[^\]\n]*\])\)?",
+    re.I,
+)
+
+
 _TOKEN = re.compile(r"[^\W_]+(?:[.,'’][^\W_]+)*", re.UNICODE)
 
 # Function words and question scaffolding that say nothing about the topic.

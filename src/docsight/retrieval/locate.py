@@ -165,6 +165,21 @@ def pages_missing(question: str, store: Store, doc_ids: Sequence[str]) -> bool:
     return True
 
 
+def named_pages(question: str, store: Store, doc_ids: Sequence[str]) -> dict[str, list[int]]:
+    """The 0-based pages of each of ``doc_ids`` that ``question`` names by number or position
+    ("on page 14", "the cover"), resolved as the locator resolves them; documents with none of
+    them are left out."""
+    refs = page_references(question)
+    if not refs or not doc_ids:
+        return {}
+    named: dict[str, list[int]] = {}
+    for index in store.page_index(doc_ids):
+        pages = resolve(refs, index.page_count, index.labels)
+        if pages:
+            named[index.doc_id] = pages
+    return named
+
+
 _WORD_PARTS = re.compile(r"[a-z0-9]+")
 
 

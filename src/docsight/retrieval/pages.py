@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from docsight.document.text import NUMBER_WORDS
+from docsight.document.text import FORM_EXAMPLE, NUMBER_WORDS
 
 _NUMBER_WORDS = {word: n for word, n in NUMBER_WORDS.items() if n}  # no page zero
 _ORDINAL_WORDS = {
@@ -48,6 +48,8 @@ def _to_int(token: str) -> int:
 
 def page_references(question: str) -> list[PageRef]:
     """Page references in ``question``, in order of appearance, without duplicates."""
+    # 'formatted as a list, for example ["Page 17", "Page 25"]' names no page to look at.
+    question = FORM_EXAMPLE.sub(lambda m: " " * len(m.group()), question)
     found: list[tuple[int, PageRef]] = []
     taken: list[tuple[int, int]] = []
 

@@ -1,0 +1,109 @@
+"""Questions that name a page ("the date on page 14", "the court on the cover"): the answer is
+what that page prints, a refusal when it prints nothing of the wanted kind; and the form a date
+is asked in."""
+
+from __future__ import annotations
+
+import pytest
+
+from docsight.agents.answer import Source
+from docsight.agents.evidence import Evidence
+from docsight.agents.extractive import ExtractiveAnswerer
+from docsight.agents.question import read_intent
+from docsight.agents.refusal import RefusalModel, Signals
+from docsight.agents.values import extract_value, written_as
+from docsight.settings import AnswerSettings
+
+DOC = "d" * 32
+
+
+class _Encoder:
+    """Every text the same vector: the ranking is left to words, types and pages."""
+
+    dim = 4
+    fingerprint = "test"
+
+    def encode_documents(self, texts: list[str]):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        return np.ones((len(texts), self.dim), dtype=np.float32) / 2.0
+
+    encode_queries = encode_documents
+
+
+def _source(n: int, page: int, text: str) -> Source:
+    return Source(
+        n=n, rank=n, doc_id=DOC, doc_name="filing.pdf", page=page, chunk_id=f"c{n}", text=text
+    )
+
+
+def _answerer() -> ExtractiveAnswerer:
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    return ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+
+
+SOURCES = [
+    # The best match by words is on page 2; page 14 is where the user looks.
+    _source(1, 1, "The filing date of the application was March 3, 2020, as the docket shows."),
+    _source(2, 13, "Montréal, February 8, 2021. Counsel for the defendant."),
+]
+
+
+def test_the_named_page_answers_before_a_better_match_elsewhere() -> None:
+    question = "When was the filing dated, on page 14?"
+    plain = _answerer().answer(question, SOURCES, Evidence(0.8, 0.8))
+    assert plain.answer.startswith("March 3, 2020 [1]")
+    named = _answerer().answer(question, SOURCES, Evidence(0.8, 0.8, pages=((DOC, 13),)))
+    assert named.answer.startswith("February 8, 2021 [2]")
+    assert named.citations[0].page == 13
+
+
+def test_a_named_page_without_the_wanted_kind_of_value_is_refused() -> None:
+    sources = [
+        _source(1, 12, "Even so, no evidence of any reliance has been adduced."),
+        _source(2, 13, "INF LLP, Telephone 514-312-0290, Fax 514-312-0292."),
+    ]
+    question = "What is the fax number of INF LLP on page thirteen?"
+    on_13 = _answerer().answer(question, sources, Evidence(0.8, 0.8, pages=((DOC, 12),)))
+    assert not on_13.answerable and on_13.explanation is not None
+    assert on_13.explanation.startswith("Looked for a phone number; the pages it names print no")
+    # Where one is printed instead, and what the named page holds closest to the question.
+    assert "one is printed on page 14 [2]: 514-312-0292" in on_13.explanation
+    assert "Closest evidence: filing.pdf, page 13 [1]" in on_13.explanation
+    on_14 = _answerer().answer(question, sources, Evidence(0.8, 0.8, pages=((DOC, 13),)))
+    assert on_14.answerable and on_14.answer.startswith("514-312-0292 [2]")
+    # A statement is not a typed value: its page is preferred, never refused for lack of one.
+    said = _answerer().answer(
+        "What does page 13 say about reliance?", sources, Evidence(0.8, 0.8, pages=((DOC, 12),))
+    )
+    assert said.answerable and said.citations[0].page == 12
+
+
+@pytest.mark.parametrize(
+    ("printed", "form", "written"),
+    [
+        ("February 8, 2021", "YYYY-MM-DD", "2021-02-08"),
+        ("8 Feb. 2021", "YYYY-MM-DD", "2021-02-08"),
+        ("2/8/2021", "DD/MM/YYYY", "08/02/2021"),
+        ("2021-02-08", "MM/DD/YYYY", "02/08/2021"),
+        ("March 2010", "YYYY-MM", "2010-03"),
+        ("March 2010", "YYYY-MM-DD", "March 2010"),  # no day printed: left as printed
+        ("2019", "YYYY-MM-DD", "2019"),
+    ],
+)
+def test_a_date_is_written_in_the_form_asked(printed: str, form: str, written: str) -> None:
+    assert written_as(printed, form) == written
+
+
+def test_a_question_asking_a_dates_form_wants_a_date() -> None:
+    intent = read_intent("Format the date mentioned on page 14 as YYYY-MM-DD.")
+    assert intent.type == "date" and intent.date_format == "YYYY-MM-DD"
+    assert extract_value(intent, "Montréal, February 8, 2021 INF LLP") == "2021-02-08"
+    assert read_intent("When was the policy revised?").date_format is None
+
+
+def test_a_reference_label_is_not_a_quantity() -> None:
+    intent = read_intent("What is the rated pressure of the K-40?")
+    text = "The rated pressure of every model is listed in Table 2 and on page 3."
+    assert extract_value(intent, text) is None
+    assert extract_value(intent, "Its rated pressure is 380 kPa, see Table 2.") == "380 kPa"

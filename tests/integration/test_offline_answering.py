@@ -125,7 +125,7 @@ def test_the_page_a_question_names_is_where_the_answer_is_read(collection: DocSi
     )
     assert not on_1.answerable and on_1.explanation is not None
     assert "the pages it names print no number" in on_1.explanation
-    assert "one is printed on page 3" in on_1.explanation
+    assert "the closest number is on page 3" in on_1.explanation
 
 
 def test_an_unrelated_question_is_refused(collection: DocSight) -> None:

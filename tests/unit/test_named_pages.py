@@ -67,8 +67,8 @@ def test_a_named_page_without_the_wanted_kind_of_value_is_refused() -> None:
     on_13 = _answerer().answer(question, sources, Evidence(0.8, 0.8, pages=((DOC, 12),)))
     assert not on_13.answerable and on_13.explanation is not None
     assert on_13.explanation.startswith("Looked for a phone number; the pages it names print no")
-    # Where one is printed instead, and what the named page holds closest to the question.
-    assert "one is printed on page 14 [2]: 514-312-0292" in on_13.explanation
+    # The closest such value elsewhere, and what the named page holds closest to the question.
+    assert "the closest phone number is on page 14 [2]: 514-312-0292" in on_13.explanation
     assert "Closest evidence: filing.pdf, page 13 [1]" in on_13.explanation
     on_14 = _answerer().answer(question, sources, Evidence(0.8, 0.8, pages=((DOC, 13),)))
     assert on_14.answerable and on_14.answer.startswith("514-312-0292 [2]")
@@ -107,3 +107,6 @@ def test_a_reference_label_is_not_a_quantity() -> None:
     text = "The rated pressure of every model is listed in Table 2 and on page 3."
     assert extract_value(intent, text) is None
     assert extract_value(intent, "Its rated pressure is 380 kPa, see Table 2.") == "380 kPa"
+    count = read_intent("How many prompts are shown?")
+    assert extract_value(count, "The prompts are given in Listings 1 and 2.") is None
+    assert extract_value(count, "Pages 3, 4 and 5 show 12 prompts.") == "12 prompts"

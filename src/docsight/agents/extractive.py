@@ -618,8 +618,8 @@ def _explain(draft: Draft, *, bare_pages: bool = False) -> str:
         elsewhere = next((s for s in draft.ranked if s.value), None)
         if elsewhere is not None:
             reasons.append(
-                f"one is printed on page {elsewhere.source.page + 1} [{elsewhere.source.n}]: "
-                f"{elsewhere.value}"
+                f"the closest {kind} is on page {elsewhere.source.page + 1} "
+                f"[{elsewhere.source.n}]: {elsewhere.value}"
             )
     if signals.missing_numbers:
         reasons.append("numbers or years it names appear in no source")

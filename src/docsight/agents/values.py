@@ -173,9 +173,21 @@ _REFERENCE_WORDS = frozenset(
 )
 
 
+#: What may stand between a reference word and a later label of the same run: "Tables 1 and 2",
+#: "pages 3, 4 or 5", "Figures 2a-2c".
+_LABEL_RUN = re.compile(r"^(?:\d+[a-z]?|and|or|to|&|[-–])$", re.I)
+
+
 def _after_reference_word(text: str, match: re.Match[str]) -> bool:
-    before = text[: match.start()].split()[-1:]
-    return bool(before) and before[0].lower().strip("(,") in _REFERENCE_WORDS
+    """Whether the number at ``match`` labels a part of the document: right after a reference
+    word ("Table 2") or later in a run of labels it starts ("Listings 1 and 2")."""
+    for word in reversed(text[: match.start()].split()[-6:]):
+        word = word.lower().strip("(,")
+        if word in _REFERENCE_WORDS:
+            return True
+        if not _LABEL_RUN.match(word):
+            return False
+    return False
 
 
 def _after_period_word(text: str, match: re.Match[str]) -> bool:

@@ -110,3 +110,45 @@ def test_a_reference_label_is_not_a_quantity() -> None:
     count = read_intent("How many prompts are shown?")
     assert extract_value(count, "The prompts are given in Listings 1 and 2.") is None
     assert extract_value(count, "Pages 3, 4 and 5 show 12 prompts.") == "12 prompts"
+
+
+def test_a_named_page_is_read_in_the_document_the_question_is_about() -> None:
+    # Over a whole collection "page 3" exists in a slide deck too; the operating income is in
+    # the report (which has no page 3), so the deck's page 3 is not where to look.
+    deck = "e" * 32
+    sources = [
+        Source(n=1, rank=1, doc_id=deck, doc_name="launch.pptx", page=2, chunk_id="c1",
+               text="Data plan: 9 dollars per month."),
+        Source(n=2, rank=2, doc_id=DOC, doc_name="report.pdf", page=0, chunk_id="c2",
+               text="Operating income rose to 71.4 million dollars in 2024."),
+    ]  # fmt: skip
+    question = "What was the operating income on page 3?"
+    answer = _answerer().answer(question, sources, Evidence(0.8, 0.8, pages=((deck, 2),)))
+    assert answer.answer.startswith("71.4 million dollars [2]")
+
+
+def test_a_run_of_figures_is_no_phone_number() -> None:
+    phone = read_intent("What is the phone number of the service desk?")
+    assert phone.contact == "phone"
+    assert extract_value(phone, "Revenue by segment 2024 212.4 Sensors") is None
+    assert extract_value(phone, "Years 2023 2024 2025 compared") is None
+    assert extract_value(phone, "Call 1-800-275-2273 from Mexico.") == "1-800-275-2273"
+    assert extract_value(phone, "Tel. (514) 312-0292 or +41 44 555 12 34") == "(514) 312-0292"
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What revenue did Northwind report?", "number"),
+        ("What price does the T-300 data plan have?", "number"),
+        ("What area does the service team cover?", "text"),
+    ],
+)
+def test_an_amount_asked_before_its_verb_is_a_number(question: str, kind: str) -> None:
+    assert read_intent(question).type == kind
+
+
+def test_a_rows_latest_year_answers_when_no_year_is_asked() -> None:
+    row = "Metric: Revenue ($ million); 2023: 412.0; 2024: 468.5"
+    assert extract_value(read_intent("What revenue did Northwind report?"), row) == "468.5"
+    assert extract_value(read_intent("What was the revenue in 2023?"), row) == "412.0"

@@ -18,7 +18,7 @@ nobody mistakes it for a generated answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -184,6 +184,8 @@ class Draft:
     signals: Signals
     #: The question's names and years its documents never mention (the refusal says which).
     absent: tuple[str, ...] = ()
+    #: The pages the question names, as (document id, page), in the document it is about.
+    pages: frozenset[tuple[str, int]] = frozenset()
 
 
 class ExtractiveAnswerer:
@@ -205,9 +207,14 @@ class ExtractiveAnswerer:
 
     def draft(self, question: str, sources: Sequence[Source], evidence: Evidence) -> Draft:
         intent = read_intent(question)
-        scored, weights = self.scored(question, intent, sources, pages=evidence.pages)
+        scored, weights = self.scored(question, intent, sources)
+        pages = _named_here(scored, evidence.pages)
+        if pages:
+            # "the date on page 14", "the court on the cover": what that page prints answers,
+            # not a better-matching sentence elsewhere (the sort is stable).
+            scored.sort(key=lambda s: (s.source.doc_id, s.source.page) not in pages)
         signals = _signals(intent, sources, evidence, scored, weights)
-        return Draft(intent, scored, signals, evidence.absent)
+        return Draft(intent, scored, signals, evidence.absent, pages)
 
     def scored(
         self,
@@ -216,14 +223,11 @@ class ExtractiveAnswerer:
         sources: Sequence[Source],
         *,
         embedded: int = _EMBEDDED,
-        pages: Collection[tuple[str, int]] = (),
     ) -> tuple[list[Scored], dict[str, float]]:
         """Every candidate with its features and score, best first, and the IDF weights of the
         whole question's words (instructions included, for the refusal's signals). The
         ``embedded`` best by words and rank get their cosine measured
-        (``benchmarks/fit_ranking.py`` measures every one, to refit which ones would be).
-        Candidates on ``pages`` (the pages the question names, as (document id, page)) come
-        first."""
+        (``benchmarks/fit_ranking.py`` measures every one, to refit which ones would be)."""
         pool = candidates(sources)
         # The quote: an announcing sentence restates the question, the items it brings answer.
         terms = [set(content_terms(c.quote)) for c in pool]
@@ -268,11 +272,6 @@ class ExtractiveAnswerer:
             # A question about "AR01" is answered where AR01 is printed: those candidates first
             # (the sort is stable), whatever else a map's noise of words shares with it.
             scored.sort(key=lambda s: not any(prints_code(s.quote, c) for c in intent.codes))
-        if pages:
-            # "the date on page 14", "the court on the cover": what that page prints answers,
-            # not a better-matching sentence elsewhere.
-            named = set(pages)
-            scored.sort(key=lambda s: (s.source.doc_id, s.source.page) not in named)
         whole = set(intent.question_terms) or q_terms
         return scored, weights if whole == q_terms else idf_weights(terms or [whole], whole)
 
@@ -317,7 +316,7 @@ class ExtractiveAnswerer:
         base = base.model_copy(update={"confidence": round(probability, 4)})
         # Pages the documents do not have cannot hold the answer, whatever the words match;
         # nor can a named page that prints nothing of the wanted kind.
-        bare = _bare_pages(draft, evidence.pages)
+        bare = _bare_pages(draft)
         if not draft.ranked or evidence.missing_pages or bare:
             return base.model_copy(update={"explanation": _explain(draft, bare_pages=bare)})
         if self.refusal.refuses(draft.signals):
@@ -575,16 +574,34 @@ def _signals(
 _TYPED = ("count", "number", "date", "entity")
 
 
-def _bare_pages(draft: Draft, pages: Sequence[tuple[str, int]]) -> bool:
+def _named_here(
+    ranked: Sequence[Scored], pages: Sequence[tuple[str, int]]
+) -> frozenset[tuple[str, int]]:
+    """The named ``pages`` in the document of the best candidate: asked over a whole collection,
+    "the operating income on page 3" means page 3 of the report that prints operating income,
+    not page 3 of a slide deck that happens to have one."""
+    if not pages or not ranked:
+        return frozenset()
+    doc = ranked[0].source.doc_id
+    return frozenset(p for p in pages if p[0] == doc)
+
+
+def _typed(draft: Draft, item: Scored) -> bool:
+    """Whether ``item`` holds a value of the kind the question wants (a table's cell answers an
+    amount or a name, not a phone number or an address)."""
+    if item.cell is not None:
+        return draft.intent.contact is None
+    return bool(item.value)
+
+
+def _bare_pages(draft: Draft) -> bool:
     """Whether the question names pages ("the fax number on page 13") and wants a typed value,
     and no candidate on those pages holds one: the answer is not where the user says it is,
     and the same value printed on another page answers a different question."""
-    if not pages or draft.intent.type not in _TYPED:
+    if not draft.pages or draft.intent.type not in _TYPED:
         return False
-    named = set(pages)
     return not any(
-        (s.value or s.cell is not None) and (s.source.doc_id, s.source.page) in named
-        for s in draft.ranked
+        _typed(draft, s) and (s.source.doc_id, s.source.page) in draft.pages for s in draft.ranked
     )
 
 
@@ -615,11 +632,12 @@ def _explain(draft: Draft, *, bare_pages: bool = False) -> str:
     elif bare_pages:
         kind = wanted.split(" ", 1)[1]
         reasons.append(f"the pages it names print no {kind}")
-        elsewhere = next((s for s in draft.ranked if s.value), None)
+        elsewhere = next((s for s in draft.ranked if _typed(draft, s)), None)
         if elsewhere is not None:
+            value = elsewhere.value or (elsewhere.cell.value if elsewhere.cell else "")
             reasons.append(
                 f"the closest {kind} is on page {elsewhere.source.page + 1} "
-                f"[{elsewhere.source.n}]: {elsewhere.value}"
+                f"[{elsewhere.source.n}]: {value}"
             )
     if signals.missing_numbers:
         reasons.append("numbers or years it names appear in no source")

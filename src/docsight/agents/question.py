@@ -19,14 +19,21 @@ from docsight.document.text import FORM_EXAMPLE, STOPWORDS, content_terms
 AnswerType = Literal["count", "number", "date", "entity", "yesno", "list", "comparison", "text"]
 
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b|\bhow often\b", re.I)
-_NUMBER = re.compile(
-    r"\bhow (?:much|long|far|big|large|old|high)\b|\bwhat(?:'s|’s| is| was| were| are) "
-    r"(?:the )?(?:[\w'’&-]+ ){0,3}(?:percentage|percent|share|rate|ratio|amount|number|value|"
+_AMOUNTS = (
+    r"(?:percentage|percent|share|rate|ratio|amount|number|value|"
     r"total|sum|average|revenue|income|cost|price|size|score|growth|margin|gap|difference|pressure|"
     r"temperature|weight|height|length|width|depth|capacity|speed|voltage|power|frequency|"
     r"duration|distance|volume|area|population|age|salary|budget|profit|sales|earnings|"
     r"expenditure|spending|debt|assets|dividend|yield|ebit|ebitda|fee|balance|performance|"
-    r"accuracy|f1)\b|"
+    r"accuracy|f1)"
+)
+_NUMBER = re.compile(
+    r"\bhow (?:much|long|far|big|large|old|high)\b|\bwhat(?:'s|’s| is| was| were| are) "
+    rf"(?:the )?(?:[\w'’&-]+ ){{0,3}}{_AMOUNTS}\b|"
+    # "What revenue did Northwind report?", "What price does the plan have?" ("What area does
+    # it cover?" asks for a place)
+    rf"^\s*what (?:[\w'’&-]+ ){{0,2}}(?!area\b){_AMOUNTS}\s+"
+    r"(?:did|does|do|will|would|can|could|has|have|had)\b|"
     r"\bwhat percentage\b|\bwhat percent\b|\bhow much\b",
     re.I,
 )

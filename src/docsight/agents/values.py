@@ -190,6 +190,19 @@ def _after_reference_word(text: str, match: re.Match[str]) -> bool:
     return False
 
 
+#: A table row as the answerer reads it: "Revenue ($ million); 2023: 412.0; 2024: 468.5".
+_YEAR_CELL = re.compile(
+    r"(?:^|;\s*)(?:FY\s?)?((?:19|20)\d{2}):\s*([-−(]?[$€£]?\d[\d,.]*%?\)?)(?=;|$)"
+)
+
+
+def _latest_in_row(text: str) -> str | None:
+    """The latest year's figure of a row with a column per year, when the question names no
+    year: a report's current figure, as ``tables`` reads a cell without a period asked."""
+    cells = {year: value for year, value in _YEAR_CELL.findall(text)}
+    return cells[max(cells)] if len(cells) >= 2 else None
+
+
 def _after_period_word(text: str, match: re.Match[str]) -> bool:
     before = text[: match.start()].split()[-1:]
     return bool(before) and before[0].lower().strip("(,") in _PERIOD_WORDS
@@ -204,6 +217,10 @@ def extract_value(intent: Intent, text: str) -> str | None:
         if clocks:
             # "Avg. Session Duration 00:04:14": read as digits, "04" would be the nearest number.
             return min(clocks, key=lambda m: _near(text, m.start(), anchors)).group(0)
+    if intent.type in ("count", "number") and not intent.periods:
+        latest = _latest_in_row(text)
+        if latest is not None:
+            return latest
     if intent.type in ("count", "number"):
         best: tuple[int, int, int, int, str] | None = None
         cited = [c.span() for c in _CITATION.finditer(text)]
@@ -385,7 +402,18 @@ def _split_at(span: str, words: set[str]) -> list[str]:
     return [" ".join(p) for p in pieces if p]
 
 
-_PHONE = re.compile(r"(?:\+?\d[\d\s().-]{6,}\d)")
+_PHONE = re.compile(r"(?:\+?\(?\d[\d\s().-]{6,}\d)")
+#: A run of figures that only looks dialable: a decimal at its end ("2024 212.4"), or years and
+#: amounts side by side ("2023 2024", "58.7 71.4").
+_NOT_DIALED = re.compile(r"\.\d{1,2}\s*$|^\s*(?:(?:19|20)\d{2}\s+)+(?:19|20)\d{2}\s*$")
+
+
+def _dialable(number: str) -> bool:
+    """Whether a phone pattern's match can be a phone or fax number: seven digits at least, and
+    not a row of a table's figures."""
+    return sum(ch.isdigit() for ch in number) >= 7 and not _NOT_DIALED.search(number)
+
+
 #: An identifier: letters and digits, often joined by dashes or slashes (NW-D-017, AR01, P-10).
 _CODE = re.compile(r"\b(?=[\w/-]*\d)(?=[\w/-]*[A-Za-z])[A-Za-z0-9]+(?:[-/][A-Za-z0-9]+)*\b")
 _URL = re.compile(r"https?://\S+|www\.\S+")
@@ -421,6 +449,8 @@ def _contact(intent: Intent, text: str, anchors: list[int]) -> str | None:
     pattern = {"email": _EMAIL, "phone": _PHONE, "url": _URL, "code": _CODE}[kind or "email"]
     asked = {n.lower() for n in (*intent.numbers, *intent.codes)}
     found = [m for m in pattern.finditer(text) if m.group(0).lower() not in asked]
+    if kind == "phone":
+        found = [m for m in found if _dialable(m.group(0))]
     if not found:
         return None
     terms = set(intent.terms)

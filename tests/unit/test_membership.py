@@ -176,6 +176,29 @@ def test_candidates_holding_the_stated_code_are_read_first() -> None:
     assert answer.answer.startswith("Little Rock [2]")
 
 
+SLIDE = (
+    "BAD FONTS\nTimes New Roman\nArial\nComic Sans\nPapyrus Display Pro\nBAD COLORS\n"
+    "## SLOPPY\nPage image: Page 6: SLOPPY. BAD FONTS Times New Roman Arial Comic Sans"
+)
+
+
+def test_so_many_members_are_the_lines_under_the_line_naming_the_group() -> None:
+    sources = [_source(1, SLIDE, [], kind="page")]
+    three = membership("According to the presentation, what are three bad fonts?", sources)
+    assert three is not None and three.answer == "Times New Roman; Arial; Comic Sans"
+    assert three.quote == "BAD FONTS: Times New Roman; Arial; Comic Sans"
+    two = membership("List the two bad fonts.", sources)
+    assert two is not None and two.answer == "Times New Roman; Arial"
+    # More than the slide prints (a heading ends the list), no group line, no number: nothing.
+    assert membership("What are the six bad fonts?", sources) is None
+    assert membership("What are the five bad fonts?", sources) is None  # "BAD COLORS" is next
+    assert membership("What are the four bad fonts?", sources) is not None
+    assert membership("What are three good fonts?", sources) is None
+    assert membership("What are the bad fonts?", sources) is None
+    # A picture's words are not read for a list.
+    assert membership("What are three bad fonts?", [_source(1, SLIDE, [], "figure")]) is None
+
+
 class _Words:
     """Hashed bag-of-words vectors, stable across processes: the dense score of shared words."""
 

@@ -2,7 +2,7 @@
 
 Directories, market maps, course handbooks and product sheets list the members of named groups:
 the markets of "San Francisco Bay Area" under that heading, each with its code (CA04 … CA11).
-Two questions are asked of such lists, and neither is answered by quoting one sentence:
+Three questions are asked of such lists, and none is answered by quoting one sentence:
 
 * "Is market CA03 part of the San Francisco Bay Area?" A yes when the group's list holds the
   item; a no when the list holds others of the item's kind (codes of its shape, CA04 … CA11) and
@@ -10,6 +10,10 @@ Two questions are asked of such lists, and neither is answered by quoting one se
 * "How many market names are listed under Los Angeles Area?" The distinct members of the
   group's list: its codes of one shape (CA14 … CA26 make 13), or, where no codes tell them
   apart, the numbered or bulleted lines (or a table's rows) under the group's heading.
+* "What are the three bad fonts?" The lines printed under a line that names the group, as
+  many as the question says (a slide's "BAD FONTS", then "Times New Roman", "Arial", "Comic
+  Sans"); the list ends early at a heading, a long line or a picture's description, and then
+  nothing is answered.
 
 A group's list is a source whose section headings name the group (every content word of the
 name), or the part of a source that follows the group's name where its text prints it (a map's
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 from docsight.agents.answer import Source
 from docsight.agents.question import prints_code
 from docsight.agents.tables import parse_tables
-from docsight.document.text import content_terms
+from docsight.document.text import NUMBER_WORDS, content_terms
 
 #: "is <item> (considered) part of / in / among / under / one of <group>?", after an optional
 #: leading clause ("In the context of the platform, is ...").
@@ -47,6 +51,15 @@ _HOW_MANY_LISTED = re.compile(
     r"(?P<group>[^?]+?)\s*(?:\?|$)",
     re.I,
 )
+#: "what are the three bad fonts?", "list the 4 reasons ...": so many members of a named group.
+_SO_MANY = re.compile(
+    r"(?:^|[,;:]\s*)(?:what|which)\s+(?:are|were)\s+(?:the\s+)?(?P<n>\w+)\s+(?P<what>[^?,;.]+?)"
+    r"\s*(?:\?|$|[,;.])|^\s*(?:list|name|give|enumerate)\s+(?:me\s+)?(?:the\s+)?(?P<n2>\w+)\s+"
+    r"(?P<what2>[^?,;.]+?)\s*(?:\?|$|[,;.])",
+    re.I,
+)
+#: A member printed on its own line: short, not a heading nor a picture's description.
+_MAX_ITEM_WORDS = 8
 #: An identifier: letters, then digits, sometimes a letter after ("CA03", "IL11", "GS6883A").
 _CODE = re.compile(r"\b([A-Z]{1,4})-?(\d{1,5})([A-Z]?)\b")
 #: Members of one kind a list must show before an item missing from it counts as a no.
@@ -157,6 +170,54 @@ def membership(question: str, sources: Sequence[Source]) -> Membership | None:
     counted = _HOW_MANY_LISTED.search(text)
     if counted is not None:
         return _how_many(counted.group("group"), sources)
+    so_many = _SO_MANY.search(text)
+    if so_many is not None:
+        n = so_many.group("n") or so_many.group("n2")
+        what = so_many.group("what") or so_many.group("what2")
+        count = int(n) if n.isdigit() else NUMBER_WORDS.get(n.lower(), 0)
+        if MIN_MEMBERS <= count <= 12:
+            return _so_many(count, what, sources)
+    return None
+
+
+def _capitals(line: str) -> bool:
+    letters = [ch for ch in line if ch.isalpha()]
+    return len(letters) >= 3 and all(ch.isupper() for ch in letters)
+
+
+def _so_many(count: int, group: str, sources: Sequence[Source]) -> Membership | None:
+    """ "What are the three bad fonts?": the ``count`` lines printed under a line that names
+    the group ("BAD FONTS", then "Times New Roman", "Arial", "Comic Sans"), as slides and
+    brochures list them; the question's number says where the list ends."""
+    terms = _group_terms(group)
+    if not terms:
+        return None
+    for source in sources:
+        if source.kind in _PICTURE_KINDS:
+            continue
+        lines = [ln.strip() for ln in source.text.splitlines()]
+        for i, line in enumerate(lines):
+            if set(content_terms(line.lstrip("# "))) != terms:
+                continue
+            items: list[str] = []
+            for following in lines[i + 1 :]:
+                if not following:
+                    continue
+                entry = _ENTRY.match(following)
+                item = entry.group("entry").strip() if entry else following
+                if following.startswith("#") or len(item.split()) > _MAX_ITEM_WORDS:
+                    break
+                if item.lower().startswith(("page image:", "[figure", "[table")):
+                    break
+                if _capitals(line) and _capitals(item):
+                    break  # the next group's heading, set like this one ("BAD COLORS")
+                items.append(item)
+                if len(items) == count:
+                    return Membership(
+                        answer="; ".join(items),
+                        quote=f"{line.lstrip('# ')}: {'; '.join(items)}",
+                        source=source,
+                    )
     return None
 
 

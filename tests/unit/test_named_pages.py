@@ -152,3 +152,26 @@ def test_a_rows_latest_year_answers_when_no_year_is_asked() -> None:
     row = "Metric: Revenue ($ million); 2023: 412.0; 2024: 468.5"
     assert extract_value(read_intent("What revenue did Northwind report?"), row) == "468.5"
     assert extract_value(read_intent("What was the revenue in 2023?"), row) == "412.0"
+
+
+def test_what_type_of_thing_is_answered_by_the_kind_printed() -> None:
+    court = read_intent("What type of court is noted on the cover page?")
+    assert court.kind_of == "court"
+    assert extract_value(court, "C A N A D A SUPERIOR COURT") == "SUPERIOR COURT"
+    assert extract_value(court, "it refers this Honourable Court to") == "Honourable Court"
+    assert extract_value(court, "as the court said") is None
+    battery = read_intent("What kind of battery does the MacBook Air use?")
+    assert extract_value(battery, "A built-in Lithium-Polymer battery lasts.") == (
+        "Lithium-Polymer battery"
+    )
+    # On the cover page, its title; elsewhere the filing's sentences name another court.
+    sources = [
+        _source(1, 0, "C A N A D A SUPERIOR COURT\n(Class Action)"),
+        _source(2, 11, "WHEREFORE, PLEASE THIS HONOURABLE COURT: DISMISS the Application."),
+    ]
+    answer = _answerer().answer(
+        "What type of court is noted on the cover page?",
+        sources,
+        Evidence(0.8, 0.8, pages=((DOC, 0),)),
+    )
+    assert answer.answer.startswith("SUPERIOR COURT [1]")

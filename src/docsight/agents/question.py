@@ -105,6 +105,7 @@ _SHARE = re.compile(
 _DURATION = re.compile(r"\bduration\b|\bhow long\b|\btime (?:on|spent)\b", re.I)
 #: A date's written form the question asks for ("Format the date as YYYY-MM-DD.").
 _DATE_FORM = re.compile(r"\b(?:YYYY|DD|MM)(?:[-/.](?:YYYY|MM|DD)){1,2}\b", re.I)
+_KIND_OF = re.compile(r"^\s*(?:what|which)\s+(?:type|kind|sort)s?\s+of\s+([a-z]+)\b", re.I)
 _EMAIL_ASKED = re.compile(r"\be-?mail\b", re.I)
 _PHONE_ASKED = re.compile(
     # A phone's number, not a phone: "the phone number of the desk", "the FAX No", but not
@@ -158,6 +159,8 @@ class Intent:
     codes: tuple[str, ...] = ()
     #: The form a date answer is to be written in ("YYYY-MM-DD"), upper-cased.
     date_format: str | None = None
+    #: The noun of "what type of court ...?": the answer names a kind of it ("Superior Court").
+    kind_of: str | None = None
 
     @property
     def numeric(self) -> bool:
@@ -254,6 +257,7 @@ def read_intent(question: str) -> Intent:
     if contact is not None and kind in ("text", "number", "count"):
         kind = "entity"
     date_form = _DATE_FORM.search(text)
+    kind_of = _KIND_OF.search(asked) if kind in ("text", "entity") else None
     if date_form is not None and kind in ("text", "number", "entity", "list"):
         kind = "date"  # "Format the date mentioned on page 14 as YYYY-MM-DD."
     # A code offered as one of the choices ("CA19 or Covina and West Covina?") is a possible
@@ -279,6 +283,7 @@ def read_intent(question: str) -> Intent:
         question_words=frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", text)),
         codes=codes,
         date_format=date_form.group(0).upper() if date_form is not None else None,
+        kind_of=kind_of.group(1).lower() if kind_of is not None else None,
     )
 
 

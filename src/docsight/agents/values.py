@@ -203,6 +203,28 @@ def _latest_in_row(text: str) -> str | None:
     return cells[max(cells)] if len(cells) >= 2 else None
 
 
+#: Capitalised words that point at a thing rather than say which kind it is ("This Court").
+_NOT_KINDS = frozenset(
+    "a an the this that these those our your its their his her my any each".split()
+)
+
+
+def _kind_named(noun: str, text: str) -> str | None:
+    """The kind of ``noun`` that ``text`` names, as printed: "What type of court ...?" over
+    "SUPERIOR COURT" or "the Superior Court of Québec" is "SUPERIOR COURT" or "Superior Court";
+    capitalised words right before the noun (or its plural), pointing words left out."""
+    forms = "|".join(re.escape(f) for f in (noun, noun.capitalize(), noun.upper()))
+    for found in re.finditer(rf"\b((?:[A-Z][\w'’-]*\s+){{1,3}})((?:{forms})[sS]?)\b", text):
+        words: list[str] = []
+        for word in reversed(found.group(1).split()):
+            if len(word) < 2 or word.lower() in _NOT_KINDS:
+                break  # "C A N A D A SUPERIOR COURT", "this Honourable Court"
+            words.insert(0, word)
+        if words:
+            return " ".join([*words, found.group(2)])
+    return None
+
+
 def _after_period_word(text: str, match: re.Match[str]) -> bool:
     before = text[: match.start()].split()[-1:]
     return bool(before) and before[0].lower().strip("(,") in _PERIOD_WORDS
@@ -296,6 +318,10 @@ def extract_value(intent: Intent, text: str) -> str | None:
             return named
     if intent.contact:
         return _contact(intent, text, anchors)
+    if intent.kind_of:
+        kind = _kind_named(intent.kind_of, text)
+        if kind is not None:
+            return kind
     if intent.type == "entity":
         question_words = set(intent.terms)
         names: list[tuple[int, str]] = []

@@ -171,6 +171,9 @@ def words_from_glyphs(glyphs: Iterable[Glyph]) -> list[Word]:
 #: the font size. Below the low end the letters touch and form a word anyway; above the high
 #: end the gap is a column's or a word's.
 _TRACKED_GAP = (0.05, 0.45)
+#: Pieces a tracked word may have: a longer run is no word, and the cap keeps a page of evenly
+#: spaced single letters (a hostile file, a grid of labels) linear to read.
+_TRACKED_PIECES = 30
 
 
 def _join_tracked(words: list[Word], spaced: list[bool], inner: list[float]) -> list[Word]:
@@ -189,7 +192,12 @@ def _join_tracked(words: list[Word], spaced: list[bool], inner: list[float]) -> 
     while i < len(words):
         j = i + 1
         gaps: list[float] = []
-        while j < len(words) and not spaced[j] and _tracked_pair(words[j - 1], words[j], gaps):
+        while (
+            j < len(words)
+            and j - i < _TRACKED_PIECES
+            and not spaced[j]
+            and _tracked_pair(words[j - 1], words[j], gaps)
+        ):
             j += 1
         run = words[i:j]
         letters = sum(len(w.text) for w in run)

@@ -12,8 +12,8 @@ Three questions are asked of such lists, and none is answered by quoting one sen
   apart, the numbered or bulleted lines (or a table's rows) under the group's heading.
 * "What are the three bad fonts?" The lines printed under a line that names the group, as
   many as the question says (a slide's "BAD FONTS", then "Times New Roman", "Arial", "Comic
-  Sans"); the list ends early at a heading, a long line or a picture's description, and then
-  nothing is answered.
+  Sans"); the list ends early at a heading, a line in capitals like the group's ("BAD
+  COLORS"), a long line or a picture's description, and then nothing is answered.
 
 A group's list is a source whose section headings name the group (every content word of the
 name), or the part of a source that follows the group's name where its text prints it (a map's

@@ -132,6 +132,8 @@ def test_a_run_of_figures_is_no_phone_number() -> None:
     assert phone.contact == "phone"
     assert extract_value(phone, "Revenue by segment 2024 212.4 Sensors") is None
     assert extract_value(phone, "Years 2023 2024 2025 compared") is None
+    assert extract_value(phone, "Scores 12.5 17.3 19.4 by round") is None
+    assert extract_value(phone, "Appelez le 01.23.45.67.89 en France.") == "01.23.45.67.89"
     assert extract_value(phone, "Call 1-800-275-2273 from Mexico.") == "1-800-275-2273"
     assert extract_value(phone, "Tel. (514) 312-0292 or +41 44 555 12 34") == "(514) 312-0292"
 

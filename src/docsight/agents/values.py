@@ -429,15 +429,19 @@ def _split_at(span: str, words: set[str]) -> list[str]:
 
 
 _PHONE = re.compile(r"(?:\+?\(?\d[\d\s().-]{6,}\d)")
-#: A run of figures that only looks dialable: a decimal at its end ("2024 212.4"), or years and
-#: amounts side by side ("2023 2024", "58.7 71.4").
-_NOT_DIALED = re.compile(r"\.\d{1,2}\s*$|^\s*(?:(?:19|20)\d{2}\s+)+(?:19|20)\d{2}\s*$")
+#: A run of figures that only looks dialable: decimals among spaced numbers ("2024 212.4",
+#: "12.5 17.3 19.4"; a dotted phone number has no spaces: "01.23.45.67.89"), or years side by
+#: side ("2023 2024").
+_DECIMAL = re.compile(r"\d\.\d{1,2}(?:\s|$)")
+_YEARS = re.compile(r"^\s*(?:(?:19|20)\d{2}\s+)+(?:19|20)\d{2}\s*$")
 
 
 def _dialable(number: str) -> bool:
     """Whether a phone pattern's match can be a phone or fax number: seven digits at least, and
     not a row of a table's figures."""
-    return sum(ch.isdigit() for ch in number) >= 7 and not _NOT_DIALED.search(number)
+    if sum(ch.isdigit() for ch in number) < 7 or _YEARS.match(number):
+        return False
+    return not (" " in number.strip() and _DECIMAL.search(number))
 
 
 #: An identifier: letters and digits, often joined by dashes or slashes (NW-D-017, AR01, P-10).

@@ -166,6 +166,8 @@ def test_what_type_of_thing_is_answered_by_the_kind_printed() -> None:
     assert extract_value(battery, "A built-in Lithium-Polymer battery lasts.") == (
         "Lithium-Polymer battery"
     )
+    # The question's own words name no kind: "the MacBook Air battery" is the one asked about.
+    assert extract_value(battery, "Recharge the MacBook Air battery overnight.") is None
     # On the cover page, its title; elsewhere the filing's sentences name another court.
     sources = [
         _source(1, 0, "C A N A D A SUPERIOR COURT\n(Class Action)"),

@@ -9,6 +9,7 @@ question's own words; when none fits, the sentence itself is the answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from docsight.agents.question import Intent, find_code
 from docsight.document.text import NUMBER_WORDS, STOPWORDS, content_terms
@@ -209,15 +210,17 @@ _NOT_KINDS = frozenset(
 )
 
 
-def _kind_named(noun: str, text: str) -> str | None:
+def _kind_named(noun: str, text: str, asked: Collection[str] = ()) -> str | None:
     """The kind of ``noun`` that ``text`` names, as printed: "What type of court ...?" over
     "SUPERIOR COURT" or "the Superior Court of Québec" is "SUPERIOR COURT" or "Superior Court";
-    capitalised words right before the noun (or its plural), pointing words left out."""
+    capitalised words right before the noun (or its plural), pointing words left out, and so
+    are the question's own words ("the MacBook Air battery" names no kind of battery when the
+    question asks about the MacBook Air's)."""
     forms = "|".join(re.escape(f) for f in (noun, noun.capitalize(), noun.upper()))
     for found in re.finditer(rf"\b((?:[A-Z][\w'’-]*\s+){{1,3}})((?:{forms})[sS]?)\b", text):
         words: list[str] = []
         for word in reversed(found.group(1).split()):
-            if len(word) < 2 or word.lower() in _NOT_KINDS:
+            if len(word) < 2 or word.lower() in _NOT_KINDS or word.lower() in asked:
                 break  # "C A N A D A SUPERIOR COURT", "this Honourable Court"
             words.insert(0, word)
         if words:
@@ -319,7 +322,7 @@ def extract_value(intent: Intent, text: str) -> str | None:
     if intent.contact:
         return _contact(intent, text, anchors)
     if intent.kind_of:
-        kind = _kind_named(intent.kind_of, text)
+        kind = _kind_named(intent.kind_of, text, intent.question_words)
         if kind is not None:
             return kind
     if intent.type == "entity":

@@ -174,6 +174,11 @@ class Scored:
     def quote(self) -> str:
         return self.cell.quote if self.cell is not None else self.text
 
+    @property
+    def lead(self) -> str | None:
+        """What it answers: its value, or its cell's."""
+        return self.value or (self.cell.value if self.cell is not None else None)
+
 
 @dataclass
 class Draft:
@@ -323,7 +328,7 @@ class ExtractiveAnswerer:
             return base.model_copy(update={"explanation": _explain(draft)})
         best = _as_cell(draft.ranked)
         n = best.source.n
-        lead = best.value or (best.cell.value if best.cell is not None else None)
+        lead = best.lead
         chosen = _chosen_option(question, best.quote, lead)
         if chosen is not None:
             lead = chosen
@@ -634,10 +639,9 @@ def _explain(draft: Draft, *, bare_pages: bool = False) -> str:
         reasons.append(f"the pages it names print no {kind}")
         elsewhere = next((s for s in draft.ranked if _typed(draft, s)), None)
         if elsewhere is not None:
-            value = elsewhere.value or (elsewhere.cell.value if elsewhere.cell else "")
             reasons.append(
                 f"the closest {kind} is on page {elsewhere.source.page + 1} "
-                f"[{elsewhere.source.n}]: {value}"
+                f"[{elsewhere.source.n}]: {elsewhere.lead or ''}"
             )
     if signals.missing_numbers:
         reasons.append("numbers or years it names appear in no source")

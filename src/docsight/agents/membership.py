@@ -197,8 +197,10 @@ def _so_many(count: int, group: str, sources: Sequence[Source]) -> Membership | 
             continue
         lines = [ln.strip() for ln in source.text.splitlines()]
         for i, line in enumerate(lines):
-            if set(content_terms(line.lstrip("# "))) != terms:
+            heading = line.lstrip("# ")
+            if set(content_terms(heading)) != terms:
                 continue
+            capitals = _capitals(heading)
             items: list[str] = []
             for following in lines[i + 1 :]:
                 if not following:
@@ -209,13 +211,13 @@ def _so_many(count: int, group: str, sources: Sequence[Source]) -> Membership | 
                     break
                 if item.lower().startswith(("page image:", "[figure", "[table")):
                     break
-                if _capitals(line) and _capitals(item):
+                if capitals and _capitals(item):
                     break  # the next group's heading, set like this one ("BAD COLORS")
                 items.append(item)
                 if len(items) == count:
                     return Membership(
                         answer="; ".join(items),
-                        quote=f"{line.lstrip('# ')}: {'; '.join(items)}",
+                        quote=f"{heading}: {'; '.join(items)}",
                         source=source,
                     )
     return None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from docsight.index.base import ChannelHit, Store
-from docsight.retrieval.pages import page_references, resolve
+from docsight.retrieval.pages import PageRef, page_references, resolve
 
 # Arabic numbers may follow the word directly ("Fig.3"); roman numerals and letters need a
 # space and a capital ("Appendix E", "Part II"), so "sections discuss" names nothing.
@@ -123,9 +123,9 @@ class LocateRetriever:
             found[key] = max(found.get(key, 0.0), 1.0 / (1 + rank))
 
         if pages:
-            for index in self.store.page_index(doc_ids):
-                for rank, page in enumerate(resolve(pages, index.page_count, index.labels)):
-                    add(index.doc_id, page, rank)
+            for doc_id, resolved in _resolved(pages, self.store, doc_ids).items():
+                for rank, page in enumerate(resolved):
+                    add(doc_id, page, rank)
         if named:
             for refs in self.store.graph_references(doc_ids):
                 rank = 0
@@ -159,10 +159,7 @@ def pages_missing(question: str, store: Store, doc_ids: Sequence[str]) -> bool:
     numbered = [r for r in page_references(question) if r.kind == "number"]
     if not numbered or not doc_ids:
         return False
-    for index in store.page_index(doc_ids):
-        if resolve(numbered, index.page_count, index.labels):
-            return False
-    return True
+    return not _resolved(numbered, store, doc_ids)
 
 
 def named_pages(question: str, store: Store, doc_ids: Sequence[str]) -> dict[str, list[int]]:
@@ -172,12 +169,18 @@ def named_pages(question: str, store: Store, doc_ids: Sequence[str]) -> dict[str
     refs = page_references(question)
     if not refs or not doc_ids:
         return {}
-    named: dict[str, list[int]] = {}
+    return _resolved(refs, store, doc_ids)
+
+
+def _resolved(refs: list[PageRef], store: Store, doc_ids: Sequence[str]) -> dict[str, list[int]]:
+    """Each of ``doc_ids``'s 0-based pages that ``refs`` point at, best first (printed labels,
+    then physical numbers: ``pages.resolve``); documents with none of them are left out."""
+    found: dict[str, list[int]] = {}
     for index in store.page_index(doc_ids):
         pages = resolve(refs, index.page_count, index.labels)
         if pages:
-            named[index.doc_id] = pages
-    return named
+            found[index.doc_id] = pages
+    return found
 
 
 _WORD_PARTS = re.compile(r"[a-z0-9]+")

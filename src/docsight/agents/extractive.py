@@ -415,10 +415,12 @@ def _census(question: str, sources: Sequence[Source]) -> Answer | None:
 
 def _listed(question: str, sources: Sequence[Source]) -> Answer | None:
     """Whether an item is in a group the sources list, or how many the group has
-    (``agents.membership``): the yes, no or count, then the list it was read from, cited."""
+    (``agents.membership``), or which item a list holds at a position and how long a numbered
+    list is (``agents.enumeration``): the answer, then the list it was read from, cited."""
+    from docsight.agents.enumeration import enumerated
     from docsight.agents.membership import membership
 
-    found = membership(question, sources)
+    found = membership(question, sources) or enumerated(question, sources)
     if found is None:
         return None
     return _read_off(question, sources, found.answer, found.source, found.quote)

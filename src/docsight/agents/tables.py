@@ -183,6 +183,7 @@ def _table(caption: str, block: list[list[str]]) -> Table:
     while (
         body
         and _words_only(body[0])
+        and _names_only(body[0])
         and (not body[0][0] or _spanning(header) or _over_continuation(body))
     ):
         header = [f"{h} {c}".strip() for h, c in zip(_spread(header), body[0], strict=True)]
@@ -192,6 +193,16 @@ def _table(caption: str, block: list[list[str]]) -> Table:
 
 def _words_only(row: list[str]) -> bool:
     return not any(_figure(c) is not None and not _YEAR.fullmatch(c) for c in row)
+
+
+#: A cell with more words than this is a sentence of the table's body, not a column's name.
+_NAME_WORDS = 12
+
+
+def _names_only(row: list[str]) -> bool:
+    """Whether a row's cells are short enough to name columns: an objective's sentence ("By
+    December 31, 2018, reduce ...") under a header with blank cells is a row, not more header."""
+    return all(len(c.split()) <= _NAME_WORDS for c in row)
 
 
 def _over_continuation(body: list[list[str]]) -> bool:

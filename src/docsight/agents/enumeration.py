@@ -1,0 +1,204 @@
+"""Questions about the position of an item in a list, and about how long a numbered list is.
+
+Two questions are answered by where an item stands rather than by what it says:
+
+* "What is the 2nd objective of Regulatory Efficiency?" The item the ordinal points at: in a
+  table whose column is named by the question's noun ("Objective") and holds labels in
+  sequence (A, B, C; 1, 2, 3; i, ii, iii), the row labelled second (B); in a list numbered or
+  bulleted under a heading that names the noun, its second entry. When the question says whose
+  item it is ("of Regulatory Efficiency"), only a source whose headings or text name that group
+  is read, so the second objective of another priority is not taken for it.
+* "How many key steps did the author divide causal inference into?" The length of the list
+  numbered right after the noun is named ("the correct steps: 1) Parse the graph ... 6) Solve"):
+  its markers must run from one up without a gap, in any order (a figure's text is read in
+  columns, "1) ... 5) ... 2)"), and the list ends where the numbering starts again.
+
+Anything else (an ordinal of a period, "the second quarter"; a count nobody numbered) is left to
+the ordinary answerer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from docsight.agents.answer import Source
+from docsight.agents.membership import Membership
+from docsight.agents.tables import parse_tables
+from docsight.document.text import content_terms
+
+_ORDINAL_WORDS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+}
+#: "what is the 2nd objective of X?", "which is the third step?", "the last item in ...".
+_NTH = re.compile(
+    r"\b(?:what|which|who)\s+(?:is|was|are|were)\s+the\s+"
+    r"(?P<ord>" + "|".join(_ORDINAL_WORDS) + r"|\d{1,2}(?:st|nd|rd|th)|last)\s+"
+    r"(?P<noun>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
+    r"(?:\s+(?:of|in|under|for|from|listed in|listed under)\s+(?:the\s+)?(?P<group>[^?]+?))?"
+    r"\s*(?:\?|$)",
+    re.I,
+)
+#: Nouns an ordinal counts that are periods or places in the document, not items of a list.
+_NOT_ITEMS = frozenset(
+    "quarter half year month week day time page slide chapter section figure table line "
+    "paragraph column row".split()
+)
+#: "how many key steps did ...", "how many stages are there ...".
+_HOW_MANY = re.compile(
+    r"\bhow many\s+(?P<what>(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*?s)\s+"
+    r"(?:are|is|were|was|did|do|does|have|has|had|can|will|should|there)\b",
+    re.I,
+)
+#: A sequence label in a table cell: a capital letter, a number, a small roman numeral.
+_LETTER = re.compile(r"[A-Z]")
+_ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x")
+#: An entry of a list printed one to a line: "1. Sandford", "2) Bay Point", "- Westgate".
+_ENTRY = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•▪])\s+(?P<entry>\S.*)$", re.M)
+#: A numbered item's marker inside running text: "1) Parse", "2. Classify" (a capital follows).
+_MARKER = re.compile(r"(?<![\w.,)(])(\d{1,2})[.)]\s+(?=[A-Z])")
+#: Words between the noun and the list's first marker, at most.
+_LEAD_WORDS = 15
+#: A count read off numbering needs at least this many items.
+_MIN_NUMBERED = 3
+_PICTURE_KINDS = frozenset({"figure", "chart", "page_image"})
+
+
+def enumerated(question: str, sources: Sequence[Source]) -> Membership | None:
+    """The answer to an ordinal or a numbered-count question, or ``None``."""
+    text = " ".join(question.split())
+    nth = _NTH.search(text)
+    if nth is not None:
+        position = _position(nth.group("ord"))
+        noun = content_terms(nth.group("noun"))
+        if position is not None and noun and noun[-1] not in _NOT_ITEMS:
+            group = set(content_terms(nth.group("group") or ""))
+            return _nth_item(position, noun[-1], group, sources)
+    many = _HOW_MANY.search(text)
+    if many is not None:
+        noun = content_terms(many.group("what"))
+        if noun:
+            return _numbered(noun[-1], sources)
+    return None
+
+
+def _position(word: str) -> int | None:
+    """1 for "first" or "1st", -1 for "last", ``None`` for anything else."""
+    word = word.lower()
+    if word == "last":
+        return -1
+    if word in _ORDINAL_WORDS:
+        return _ORDINAL_WORDS[word]
+    digits = re.match(r"\d+", word)
+    return int(digits.group(0)) if digits else None
+
+
+def _label_index(cell: str) -> int | None:
+    """Where a sequence label stands: "B" is 2, "3" is 3, "iii" is 3; ``None`` for prose."""
+    cell = cell.strip().rstrip(".)")
+    if _LETTER.fullmatch(cell):
+        return ord(cell) - ord("A") + 1
+    if cell.isdigit() and len(cell) <= 2:
+        return int(cell)
+    if cell.lower() in _ROMAN and cell.islower():
+        return _ROMAN.index(cell) + 1
+    return None
+
+
+def _names_group(source: Source, group: set[str]) -> bool:
+    if not group:
+        return True
+    around = set(content_terms(" ".join(source.section_path))) | set(content_terms(source.text))
+    return group <= around
+
+
+def _nth_item(
+    position: int, noun: str, group: set[str], sources: Sequence[Source]
+) -> Membership | None:
+    for source in sources:
+        if source.kind in _PICTURE_KINDS or not _names_group(source, group):
+            continue
+        found = _nth_in_tables(position, noun, source) or _nth_entry(position, noun, source)
+        if found is not None:
+            return found
+    return None
+
+
+def _nth_in_tables(position: int, noun: str, source: Source) -> Membership | None:
+    """The row a table's label column marks ``position``-th, its longest cell answering."""
+    for table in parse_tables(source.text):
+        for col, name in enumerate(table.columns):
+            if noun not in content_terms(name):
+                continue
+            labelled = [
+                (i, _label_index(row[col]))
+                for i, row in enumerate(table.rows)
+                if col < len(row) and row[col].strip()
+            ]
+            if len(labelled) < 2 or any(index is None for _, index in labelled):
+                continue  # the column holds the items themselves, not their labels
+            if position == -1:
+                row_at = labelled[-1][0]
+            else:
+                row_at = next((i for i, index in labelled if index == position), -1)
+            if row_at < 0:
+                continue
+            row = table.rows[row_at]
+            cells = [c for j, c in enumerate(row) if j != col and c.strip()]
+            if not cells:
+                continue
+            item = max(cells, key=len)
+            return Membership(
+                answer=item,
+                quote=f"{name} {row[col].strip()}: {item}",
+                source=source,
+            )
+    return None
+
+
+def _nth_entry(position: int, noun: str, source: Source) -> Membership | None:
+    """The ``position``-th line of a list under a heading that names the noun."""
+    if noun not in content_terms(" ".join(source.section_path)):
+        return None
+    entries = [m.group("entry").strip() for m in _ENTRY.finditer(source.text)]
+    if len(entries) < 2 or position > len(entries):
+        return None
+    item = entries[-1] if position == -1 else entries[position - 1]
+    return Membership(answer=item, quote=item, source=source)
+
+
+def _numbered(noun: str, sources: Sequence[Source]) -> Membership | None:
+    """How many items the list numbered right after a mention of ``noun`` holds."""
+    for source in sources:
+        text = source.text
+        for word in re.finditer(r"[\w-]+", text):
+            terms = content_terms(word.group(0))
+            if not terms or terms[0] != noun:
+                continue
+            lead = text[word.end() :]
+            first = next((m for m in _MARKER.finditer(lead) if m.group(1) == "1"), None)
+            if first is None or len(lead[: first.start()].split()) > _LEAD_WORDS:
+                continue
+            seen: list[int] = []
+            for marker in _MARKER.finditer(lead, first.start()):
+                number = int(marker.group(1))
+                if number in seen:
+                    break  # the numbering starts again: another list
+                seen.append(number)
+            count = len(seen)
+            if count >= _MIN_NUMBERED and sorted(seen) == list(range(1, count + 1)):
+                return Membership(
+                    answer=str(count),
+                    quote=f"{word.group(0)}: numbered 1 to {count}",
+                    source=source,
+                )
+    return None

@@ -122,6 +122,48 @@ def test_the_nth_entry_of_a_list_under_a_heading_that_names_it() -> None:
     ]
     found = enumerated("What is the second step?", listed)
     assert found is not None and found.answer == "Remove the tape."
+    assert found.quote == "Setup steps: 2. Remove the tape."
+
+
+# A short section merged into the chunk before it: its heading is printed in the text.
+GUIDE = (
+    "The T-200 records temperatures from -40 to 125 °C.\n## Setup\n"
+    "1. Charge the logger for two hours.\n2. Install the app and pair the logger.\n"
+    "3. Choose a logging interval."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What is the second setup step for the T-200?", "Install the app and pair the logger."),
+        ("What is the third step of the setup?", "Choose a logging interval."),
+        ("What is the last step of the T-200 setup?", "Choose a logging interval."),
+        ("How many setup steps does the T-200 have?", "3"),
+    ],
+)
+def test_a_list_under_a_heading_printed_inside_the_text(question: str, answer: str) -> None:
+    found = enumerated(question, [_source(1, GUIDE, ["T-200 Field Guide"])])
+    assert found is not None and found.answer == answer
+
+
+def test_no_heading_naming_the_noun_or_group_reads_no_list() -> None:
+    assert enumerated("What is the second risk?", [_source(1, GUIDE, ["Guide"])]) is None
+    assert enumerated("How many risks are there?", [_source(1, GUIDE, ["Guide"])]) is None
+
+
+def test_a_column_of_the_items_themselves_gives_the_nth_item() -> None:
+    codes = _table(
+        ["Code", "Meaning"],
+        ["E12", "Sensor disconnected"],
+        ["E31", "Battery low"],
+        ["E47", "Memory full"],
+    )
+    found = enumerated("What is the first error code?", [_source(1, codes, ["Errors"], "table")])
+    assert found is not None and found.answer == "E12"
+    assert found.quote == "Code: E12; Meaning: Sensor disconnected"
+    last = enumerated("What is the last code?", [_source(1, codes, ["Errors"], "table")])
+    assert last is not None and last.answer == "E47"
 
 
 def test_a_numbered_list_after_its_noun_is_counted_in_any_reading_order() -> None:

@@ -4,14 +4,18 @@ Two questions are answered by where an item stands rather than by what it says:
 
 * "What is the 2nd objective of Regulatory Efficiency?" The item the ordinal points at: in a
   table whose column is named by the question's noun ("Objective") and holds labels in
-  sequence (A, B, C; 1, 2, 3; i, ii, iii), the row labelled second (B); in a list numbered or
-  bulleted under a heading that names the noun, its second entry. When the question says whose
-  item it is ("of Regulatory Efficiency"), only a source whose headings or text name that group
-  is read, so the second objective of another priority is not taken for it.
+  sequence (A, B, C; 1, 2, 3; i, ii, iii), the row labelled second (B); in a column of the items
+  themselves ("Code": E12, E31, E47), its second cell; in a list numbered or bulleted under a
+  heading that names the noun ("Setup" for "the second setup step") or the group ("the third
+  step of the setup"), its second entry. Headings printed inside a source's text count (a short
+  section is often merged into the chunk before it). When the question says whose item it is
+  ("of Regulatory Efficiency"), only a source whose headings or text name that group is read,
+  so the second objective of another priority is not taken for it.
 * "How many key steps did the author divide causal inference into?" The length of the list
   numbered right after the noun is named ("the correct steps: 1) Parse the graph ... 6) Solve"):
   its markers must run from one up without a gap, in any order (a figure's text is read in
-  columns, "1) ... 5) ... 2)"), and the list ends where the numbering starts again.
+  columns, "1) ... 5) ... 2)"), and the list ends where the numbering starts again. Or the
+  list numbered one entry to a line under a heading that names the noun.
 
 Anything else (an ordinal of a period, "the second quarter"; a count nobody numbered) is left to
 the ordinary answerer.
@@ -66,6 +70,8 @@ _ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x")
 _ENTRY = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•▪])\s+(?P<entry>\S.*)$", re.M)
 #: A numbered item's marker inside running text: "1) Parse", "2. Classify" (a capital follows).
 _MARKER = re.compile(r"(?<![\w.,)(])(\d{1,2})[.)]\s+(?=[A-Z])")
+#: A numbered entry on its own line: "1. Charge the logger", "2) Pair it".
+_NUMBERED_LINE = re.compile(r"^\s*(\d{1,2})[.)]\s+\S", re.M)
 #: Words between the noun and the list's first marker, at most.
 _LEAD_WORDS = 15
 #: A count read off numbering needs at least this many items.
@@ -82,12 +88,12 @@ def enumerated(question: str, sources: Sequence[Source]) -> Membership | None:
         noun = content_terms(nth.group("noun"))
         if position is not None and noun and noun[-1] not in _NOT_ITEMS:
             group = set(content_terms(nth.group("group") or ""))
-            return _nth_item(position, noun[-1], group, sources)
+            return _nth_item(position, noun, group, sources)
     many = _HOW_MANY.search(text)
     if many is not None:
         noun = content_terms(many.group("what"))
         if noun:
-            return _numbered(noun[-1], sources)
+            return _numbered(noun, sources)
     return None
 
 
@@ -121,15 +127,39 @@ def _names_group(source: Source, group: set[str]) -> bool:
     return group <= around
 
 
+#: A heading printed inside a source's text (a short section merged into the chunk before it).
+_HEADING = re.compile(r"^#{1,6}\s+(?P<title>\S.*)$", re.M)
+
+
+def _blocks(source: Source) -> list[tuple[str, set[str], str]]:
+    """The source's text cut at the headings it prints, each part with its heading (and that
+    heading's words): the first part is under the source's own section."""
+    title = source.section_path[-1] if source.section_path else ""
+    out: list[tuple[str, set[str], str]] = []
+    start = 0
+    for heading in _HEADING.finditer(source.text):
+        out.append((title, set(content_terms(title)), source.text[start : heading.start()]))
+        title, start = heading.group("title").strip(), heading.end()
+    out.append((title, set(content_terms(title)), source.text[start:]))
+    return out
+
+
 def _nth_item(
-    position: int, noun: str, group: set[str], sources: Sequence[Source]
+    position: int, noun: list[str], group: set[str], sources: Sequence[Source]
 ) -> Membership | None:
     for source in sources:
         if source.kind in _PICTURE_KINDS or not _names_group(source, group):
             continue
-        found = _nth_in_tables(position, noun, source) or _nth_entry(position, noun, source)
+        found = _nth_in_tables(position, noun[-1], source)
         if found is not None:
             return found
+        for title, heading, text in _blocks(source):
+            # A list is of the noun when its heading names it ("Setup steps", or "Setup" for
+            # "the setup steps"), or is the group ("the third step of the setup" under "Setup").
+            if heading & set(noun) or (heading and heading <= group):
+                found = _nth_entry(position, title, text, source)
+                if found is not None:
+                    return found
     return None
 
 
@@ -144,8 +174,17 @@ def _nth_in_tables(position: int, noun: str, source: Source) -> Membership | Non
                 for i, row in enumerate(table.rows)
                 if col < len(row) and row[col].strip()
             ]
-            if len(labelled) < 2 or any(index is None for _, index in labelled):
-                continue  # the column holds the items themselves, not their labels
+            if len(labelled) < 2:
+                continue
+            if any(index is None for _, index in labelled):
+                # The column holds the items themselves ("Code": E12, E31, E47): the n-th.
+                if position > len(labelled):
+                    continue
+                row_at = labelled[-1 if position == -1 else position - 1][0]
+                item = table.rows[row_at][col].strip()
+                return Membership(
+                    answer=item, quote=_row_quote(table.columns, table.rows[row_at]), source=source
+                )
             if position == -1:
                 row_at = labelled[-1][0]
             else:
@@ -165,24 +204,44 @@ def _nth_in_tables(position: int, noun: str, source: Source) -> Membership | Non
     return None
 
 
-def _nth_entry(position: int, noun: str, source: Source) -> Membership | None:
-    """The ``position``-th line of a list under a heading that names the noun."""
-    if noun not in content_terms(" ".join(source.section_path)):
-        return None
-    entries = [m.group("entry").strip() for m in _ENTRY.finditer(source.text)]
+def _row_quote(columns: list[str], row: list[str]) -> str:
+    """A table row as "Code: E12; Meaning: Sensor disconnected"."""
+    return "; ".join(f"{c}: {v}" if c else v for c, v in zip(columns, row, strict=False) if v)
+
+
+def _nth_entry(position: int, title: str, text: str, source: Source) -> Membership | None:
+    """The ``position``-th line of the list ``text`` prints one entry to a line, quoted as
+    printed under its heading ("Setup: 2. Install the app ...")."""
+    entries = list(_ENTRY.finditer(text))
     if len(entries) < 2 or position > len(entries):
         return None
-    item = entries[-1] if position == -1 else entries[position - 1]
-    return Membership(answer=item, quote=item, source=source)
+    entry = entries[-1] if position == -1 else entries[position - 1]
+    printed = entry.group(0).strip()
+    return Membership(
+        answer=entry.group("entry").strip(),
+        quote=f"{title}: {printed}" if title else printed,
+        source=source,
+    )
 
 
-def _numbered(noun: str, sources: Sequence[Source]) -> Membership | None:
-    """How many items the list numbered right after a mention of ``noun`` holds."""
+def _numbered(noun: list[str], sources: Sequence[Source]) -> Membership | None:
+    """How many items the list numbered right after a mention of the noun holds, or the list
+    numbered one to a line under a heading that names it ("Setup" for "the setup steps")."""
     for source in sources:
+        for title, heading, block in _blocks(source):
+            if not heading & set(noun):
+                continue
+            numbers = [int(m.group(1)) for m in _NUMBERED_LINE.finditer(block)]
+            if len(numbers) >= _MIN_NUMBERED and numbers == list(range(1, len(numbers) + 1)):
+                return Membership(
+                    answer=str(len(numbers)),
+                    quote=f"{title}: numbered 1 to {len(numbers)}",
+                    source=source,
+                )
         text = source.text
         for word in re.finditer(r"[\w-]+", text):
             terms = content_terms(word.group(0))
-            if not terms or terms[0] != noun:
+            if not terms or terms[0] != noun[-1]:
                 continue
             lead = text[word.end() :]
             first = next((m for m in _MARKER.finditer(lead) if m.group(1) == "1"), None)

@@ -59,6 +59,18 @@ def test_a_duration_is_read_off_its_clock_face() -> None:
     assert extract_value(count, "At 10:30 there were 1,204 sessions") == "1,204 sessions"
 
 
+def test_a_duration_in_a_table_read_row_by_row_is_the_named_rows() -> None:
+    asked = read_intent("What is the average session duration for desktop?")
+    # A chart's text: the header, the totals, then one row per device, each label first.
+    table = (
+        "Device Sessions Avg. Session Duration 19,149,315 00:03:51 Avg for View: 00:03:51 "
+        "mobile 2,872,777 00:02:04 desktop 15,390,335 (80.37%) 00:04:14 tablet 886,203 00:02:53"
+    )
+    assert extract_value(asked, table) == "00:04:14"
+    # Every question word in the header: the clock nearest to them.
+    assert extract_value(asked, "Avg. Session Duration 00:03:51 mobile 00:02:04") == "00:03:51"
+
+
 def test_values_of_each_type() -> None:
     count = read_intent("How many employees does PwC Assurance have?")
     assert extract_value(count, "Offices 20 and then Employees 1914") == "1914"

@@ -103,6 +103,28 @@ def _near(text: str, start: int, anchors: list[int], end: int | None = None) -> 
     return min((min(abs(start - a), abs(end - a)) for a in anchors), default=0)
 
 
+def _row_value(text: str, values: list[re.Match[str]], intent: Intent) -> str | None:
+    """In a table read row by row ("... Duration 00:03:51 ... desktop 15,390,335 (80.37%)
+    00:04:14 ..."), the header comes before the first value and a row's label before its
+    values: a question word first printed after the first value names a row, and the row's
+    value is the first one after it. ``None`` in a sentence (no question word before the first
+    value) or when every question word is in the header."""
+    first_value = values[0].start()
+    wanted = set(intent.terms)
+    first_seen: dict[str, int] = {}
+    for match in re.finditer(r"\w+", text):
+        terms = content_terms(match.group(0))
+        if terms and terms[0] in wanted:
+            first_seen.setdefault(terms[0], match.start())
+    if not first_seen or min(first_seen.values()) > first_value:
+        return None
+    labels = [at for at in first_seen.values() if at > first_value]
+    if not labels:
+        return None
+    after = [m for m in values if m.start() > min(labels)]
+    return after[0].group(0) if after else None
+
+
 def _anchors(text: str, intent: Intent) -> list[int]:
     """Positions in ``text`` of words the question also uses."""
     wanted = set(intent.terms)
@@ -241,6 +263,9 @@ def extract_value(intent: Intent, text: str) -> str | None:
         clocks = list(_CLOCK.finditer(text))
         if clocks:
             # "Avg. Session Duration 00:04:14": read as digits, "04" would be the nearest number.
+            row = _row_value(text, clocks, intent)
+            if row is not None:
+                return row
             return min(clocks, key=lambda m: _near(text, m.start(), anchors)).group(0)
     if intent.type in ("count", "number") and not intent.periods:
         latest = _latest_in_row(text)

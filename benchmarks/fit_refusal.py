@@ -29,7 +29,6 @@ import random
 import statistics
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +37,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+import docsight.agents.extractive as extractive  # noqa: E402
 from docsight import DocSight  # noqa: E402
-from docsight.agents.evidence import measure  # noqa: E402
-from docsight.agents.extractive import ExtractiveAnswerer  # noqa: E402
-from docsight.agents.question import absent_names, named_words  # noqa: E402
+from docsight.agents.extractive import Draft, ExtractiveAnswerer  # noqa: E402
 from docsight.agents.refusal import WEIGHTS_FILE, RefusalModel, Signals, nothing_found  # noqa: E402
 from docsight.evaluation.datasets import load_dataset  # noqa: E402
 from docsight.evaluation.strict import strict_score  # noqa: E402
@@ -49,6 +47,23 @@ from docsight.evaluation.strict import strict_score  # noqa: E402
 DATASET = HERE.parent.parent / "shared" / "data" / "mmlongbench-dev" / "samples.json"
 NEVER = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.0)
 L2_GRID = (0.01, 0.1, 1.0)
+
+
+class _Recording(ExtractiveAnswerer):
+    """The offline answerer ``ask`` builds, with a model that never refuses; it keeps the last
+    draft it made (the pipeline imports the class when it answers, so patching the module's
+    name is enough)."""
+
+    last: Draft | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["refusal"] = NEVER
+        super().__init__(*args, **kwargs)
+
+    def draft(self, question: str, sources: Any, evidence: Any) -> Draft:
+        made = super().draft(question, sources, evidence)
+        _Recording.last = made
+        return made
 
 
 def collect(ds: DocSight, swapped: int) -> list[dict[str, Any]]:
@@ -64,23 +79,16 @@ def collect(ds: DocSight, swapped: int) -> list[dict[str, Any]]:
     answerable = [q for q in questions if q.answerable]
     for q in rng.sample(answerable, min(swapped, len(answerable))):
         asked.append((q, rng.choice([n for n in names if n != q.doc]), "swapped"))
-    answerer = ExtractiveAnswerer(ds.encoder, ds.settings.answer, refusal=NEVER)
     rows = []
+    original = extractive.ExtractiveAnswerer
+    extractive.ExtractiveAnswerer = _Recording  # type: ignore[misc]
     for q, doc, kind in asked:
         started = time.perf_counter()
-        sources = ds.context(q.question, doc_names=[doc])
-        found = [s.text for s in sources if s.via not in ("page", "neighbour")]
-        evidence = measure(q.question, found or [s.text for s in sources], ds.encoder())
-        names = named_words(q.question)
-        words = list(dict.fromkeys(w for n in names for w in n.split()))
-        evidence = replace(
-            evidence,
-            missing_pages=ds._pages_missing(q.question, sources),
-            named=len(names),
-            absent=tuple(absent_names(names, set(ds._words_absent(words, sources)))),
-        )
-        draft = answerer.draft(q.question, sources, evidence)
-        answer = answerer.answer(q.question, sources, evidence)
+        # The real ``ask``, offline, with a model that never refuses: what the user would be
+        # shown when the model lets the answer through, and the draft the model would judge.
+        _Recording.last = None
+        answer = ds.ask(q.question, doc_names=[doc])
+        draft = _Recording.last
         is_answerable = q.answerable and kind == "dev"
         rows.append(
             {
@@ -88,7 +96,15 @@ def collect(ds: DocSight, swapped: int) -> list[dict[str, Any]]:
                 # the same document are never split between training and test.
                 "doc": doc,
                 "kind": kind,
-                "x": np.asarray(draft.signals.vector()),
+                "x": np.asarray(
+                    draft.signals.vector() if draft is not None else [0.0] * len(Signals.names())
+                ),
+                # Decided without the model: refused by a rule (pages the document lacks, a
+                # named page without the wanted kind, a picture's looks no text states), or
+                # answered before any draft (a ratio, a census, a list's count).
+                "rule": ("refused" if not answer.answerable else None)
+                if draft is not None
+                else ("answered" if answer.answerable else "refused"),
                 "answerable": is_answerable,
                 "score": strict_score(answer.answer, q.answer, q.answer_format)
                 if is_answerable
@@ -97,6 +113,7 @@ def collect(ds: DocSight, swapped: int) -> list[dict[str, Any]]:
                 "seconds": time.perf_counter() - started,
             }
         )
+    extractive.ExtractiveAnswerer = original  # type: ignore[misc]
     return rows
 
 
@@ -181,6 +198,12 @@ def fit(
     return raw_w, raw_b
 
 
+def _open(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The questions the model decides: those no rule has decided already (the model is never
+    asked about the others, so they would only teach it what the rules already know)."""
+    return [r for r in rows if r.get("rule") is None]
+
+
 def probabilities(rows: list[dict[str, Any]], w: np.ndarray, b: float) -> np.ndarray:
     """As ``RefusalModel.probability``: 0 where no word of the question is in any source."""
     x = np.stack([r["x"] for r in rows])
@@ -190,7 +213,15 @@ def probabilities(rows: list[dict[str, Any]], w: np.ndarray, b: float) -> np.nda
 
 
 def outcome(rows: list[dict[str, Any]], p: np.ndarray, threshold: float) -> dict[str, float]:
-    refuse = p < threshold
+    """What the user gets: a refusal by the model (below ``threshold``) or by a rule."""
+    rule = [r.get("rule") for r in rows]
+    refuse = np.array(
+        [
+            d == "refused" or (d is None and bool(q < threshold))
+            for d, q in zip(rule, p, strict=True)
+        ],
+        dtype=bool,
+    )
     correct = [
         (1.0 if r["answerable"] is False and ref else 0.0)
         if not r["answerable"]
@@ -217,7 +248,8 @@ MAX_REFUSED = 0.3
 
 def best_threshold(rows: list[dict[str, Any]], p: np.ndarray) -> float:
     grid = sorted({0.0, *np.round(p, 4).tolist()})
-    allowed = [t for t in grid if (p < t).mean() <= MAX_REFUSED] or [0.0]
+    allowed = [t for t in grid if outcome(rows, p, t)["refused"] <= MAX_REFUSED * len(rows)]
+    allowed = allowed or [0.0]
     return max(allowed, key=lambda t: (outcome(rows, p, t)["abstention_f1"], -t))
 
 
@@ -242,7 +274,7 @@ def cross_validate(
         for fold in range(folds):
             train = [r for r in rows if fold_of[r["doc"]] != fold]
             test = [r for r in rows if fold_of[r["doc"]] == fold]
-            w, b = fit(train, l2, keep)
+            w, b = fit(_open(train), l2, keep)
             t = best_threshold(train, probabilities(train, w, b))
             held_rows.extend(test)
             held_p.extend(probabilities(test, w, b).tolist())
@@ -273,7 +305,9 @@ def markdown(report: dict[str, Any]) -> str:
         "questions asked of another document). Cross-validated: 5 folds of documents, 3 seeds; "
         "the threshold chosen on the training folds. Accuracy is MMLongBench's strict rule "
         "(`docsight.evaluation.strict`), a refusal right on an unanswerable question. F1 is "
-        "abstention F1; `dev` columns count MMLongBench's own questions only.",
+        "abstention F1; `dev` columns count MMLongBench's own questions only. A refusal is the "
+        "model's or a rule's (pages the document lacks, a named page without the wanted kind, "
+        "a picture's looks that no text states), as the user gets them.",
         "",
         "| signals | L2 | dev-fit F1 | CV F1 | CV F1 (dev) | CV precision (dev) | "
         "CV recall (dev) | CV accuracy (dev) |",
@@ -357,7 +391,7 @@ def main() -> None:
     for keep in SUBSETS:
         for l2 in L2_GRID:
             cv = cross_validate(rows, docs, keep, l2, args.folds, args.seeds)
-            w, b = fit(rows, l2, keep)
+            w, b = fit(_open(rows), l2, keep)
             p_all = probabilities(rows, w, b)
             dev = {
                 k: round(v, 4) for k, v in outcome(rows, p_all, best_threshold(rows, p_all)).items()
@@ -379,7 +413,7 @@ def main() -> None:
     top = max(merit(r[3]) for r in results)
     close = [r for r in results if merit(r[3]) >= top - F1_TOLERANCE]
     keep, best, _, chosen_cv = min(close, key=lambda r: (len(r[0]), -merit(r[3])))
-    w, b = fit(rows, best, keep)
+    w, b = fit(_open(rows), best, keep)
     p_all = probabilities(rows, w, b)
     threshold = best_threshold(rows, p_all)
     curve = []

@@ -632,3 +632,48 @@ def test_the_one_item_of_an_announced_list_that_a_question_asks_for() -> None:
     assert listed_item(read_intent("Which subskill is about the query?"), text) is None
     # Items set off by commas are as often a sentence's clauses: not read as a list here.
     assert listed_item(asked, "Three subskills: parsing, data collection, arithmetic.") is None
+
+
+def test_offline_a_picture_only_question_is_refused_with_the_reason() -> None:
+    from docsight.agents.question import unseen_appearance
+    from docsight.settings import AnswerSettings
+
+    texts = ["The K-40 housing is painted red.", "Staff at the launch event on page 5."]
+    # Looks no text prints cannot be read from text.
+    assert unseen_appearance("How many people with a scarf are there on page 5?", texts)
+    assert "“yellow”" in (unseen_appearance("Which words are yellow?", texts) or "")
+    # A count naming no look is left to the answerer (a caption may state it).
+    assert unseen_appearance("How many people are in the photo on page 5?", texts) is None
+    # A look a text states can be read; a question about no picture is left alone.
+    assert unseen_appearance("What colour is the K-40 housing, red or blue?", texts) is None
+    assert unseen_appearance("What is the rated pressure of the K-40?", texts) is None
+    # A colour counts when a sentence gives it to what the question names, not elsewhere.
+    assert unseen_appearance("What colour is the K-40 housing?", texts) is None
+    assert unseen_appearance("What is the colour of the bike on page 2?", texts) is not None
+
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    sources = [_source(1, "Staff at the launch event: 12 engineers and 7 years of work.")]
+    refused = answerer.answer(
+        "How many people are wearing glasses in the photo on page 1?", sources, Evidence(0.8, 0.8)
+    )
+    assert not refused.answerable and refused.answer == "Not answerable"
+    assert "“glasses”, “wearing”, which only a picture would show" in refused.explanation
+    assert "DOCSIGHT_VLM_MODEL" in refused.explanation
+    stated = answerer.answer(
+        "What colour is the K-40 housing?",
+        [_source(1, "The K-40 housing is painted red.")],
+        Evidence(0.8, 0.8),
+    )
+    assert stated.answerable
+
+
+def test_a_dates_year_is_never_a_count() -> None:
+    asked = read_intent(
+        "How many adults in the survey conducted April 25 - May 1, 2018 rated it poor?"
+    )
+    # "1," before 2018 repeats the question's own number: no label, and a date's year anyway.
+    assert extract_value(asked, "Survey of U.S. adults conducted April 25-May 1, 2018.") is None
+    tracked = read_intent("How many seniors go online in the July 18-September 30, 2013 survey?")
+    line = "Internet Project July 18-September 30, 2013 tracking survey of 6,010 adults"
+    assert extract_value(tracked, line) == "6,010 adults"

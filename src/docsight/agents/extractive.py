@@ -25,7 +25,13 @@ import numpy as np
 
 from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence, clip_words
-from docsight.agents.question import Intent, options, prints_code, read_intent
+from docsight.agents.question import (
+    Intent,
+    options,
+    prints_code,
+    read_intent,
+    unseen_appearance,
+)
 from docsight.agents.ranking import (
     CellFeatures,
     RankWeights,
@@ -321,6 +327,12 @@ class ExtractiveAnswerer:
         base = base.model_copy(update={"confidence": round(probability, 4)})
         # Pages the documents do not have cannot hold the answer, whatever the words match;
         # nor can a named page that prints nothing of the wanted kind.
+        # Offline only text is read: a question about what a picture shows that no text states
+        # ("How many people with scarves are on page 5?") is not answered from words about
+        # something else.
+        unseen = unseen_appearance(question, [s.text for s in sources])
+        if unseen is not None:
+            return base.model_copy(update={"explanation": _explain(draft, unseen=unseen)})
         bare = _bare_pages(draft)
         if not draft.ranked or evidence.missing_pages or bare:
             return base.model_copy(update={"explanation": _explain(draft, bare_pages=bare)})
@@ -612,7 +624,7 @@ def _bare_pages(draft: Draft) -> bool:
     )
 
 
-def _explain(draft: Draft, *, bare_pages: bool = False) -> str:
+def _explain(draft: Draft, *, bare_pages: bool = False, unseen: str | None = None) -> str:
     """What was looked for, and where the closest evidence was."""
     wanted = {
         "count": "a count",
@@ -634,6 +646,11 @@ def _explain(draft: Draft, *, bare_pages: bool = False) -> str:
         }[contact]
     signals = draft.signals
     reasons = []
+    if unseen is not None:
+        reasons.append(
+            f"it asks for {unseen}; offline only the documents' text is read (a vision model, "
+            "DOCSIGHT_VLM_MODEL, looks at the pages)"
+        )
     if signals.missing_pages:
         reasons.append("the pages it names are not in the document")
     elif bare_pages:

@@ -372,17 +372,20 @@ def absent_names(names: Sequence[str], absent_words: Collection[str]) -> list[st
     ]
 
 
-#: What only the pictures show: colours, typefaces, what people wear or do, logos, and counts
-#: of people, animals or things in a picture.
-_APPEARANCE = re.compile(
+#: What only the pictures show: colours, typefaces, what people wear or do, logos.
+_LOOKS = (
     r"\b(?:colou?rs?|red|green|blue|yellow|orange|grey|gray|purple|pink|brown|"
     r"underlined|italic|bold(?:face)?|logos?|wearing|wears?|(?:sun\s?)?glass(?:es|ess)|scarf|"
     r"hats?|smiling|standing|sitting|holding|background)\b"
-    r"|\bhow many\s+(?:\w+\s+){0,2}(?:people|persons?|men|women|male|female|children|kids|"
-    r"students|cats?|dogs?|animals?|cars?|bikes?|birds?)\b[^?]*\b(?:pictures?|photo\w*|images?|"
-    r"figures?|cover|page)\b",
-    re.I,
 )
+#: Counts of people, animals or things in a picture.
+_PICTURE_COUNT = (
+    r"\bhow many\s+(?:\w+\s+){0,2}(?:people|persons?|men|women|male|female|children|kids|"
+    r"students|cats?|dogs?|animals?|cars?|bikes?|birds?)\b[^?]*\b(?:pictures?|photo\w*|images?|"
+    r"figures?|cover|page)\b"
+)
+_APPEARANCE = re.compile(_LOOKS + "|" + _PICTURE_COUNT, re.I)
+_LOOKS_RE = re.compile(_LOOKS, re.I)
 
 
 def asks_appearance(question: str) -> bool:
@@ -390,6 +393,50 @@ def asks_appearance(question: str) -> bool:
     the colour of the bike in the picture?", "How many people with glasses are on page 5?"):
     without a vision model such a question is answered from text, which rarely holds it."""
     return bool(_APPEARANCE.search(question))
+
+
+_COLOURS = frozenset(
+    "red green blue yellow orange grey gray purple pink brown black white silver gold".split()
+)
+
+
+#: Words that say where a picture is, not what is in it (stemmed).
+_WHERE_SHOWN = frozenset(content_terms("page pages picture pictures image images photo figure"))
+
+
+def _colour_stated(question: str, texts: Sequence[str]) -> bool:
+    """Whether a sentence of ``texts`` gives a colour to something the question names: "What
+    colour is the housing?" is answered by "The housing is painted red", not by a "green" in
+    a sentence about something else."""
+    about = {
+        t
+        for t in content_terms(_LOOKS_RE.sub(" ", question))
+        if not t.isdigit() and t not in _WHERE_SHOWN
+    }
+    colour = re.compile(r"\b(?:" + "|".join(sorted(_COLOURS)) + r")\b", re.I)
+    for text in texts:
+        for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
+            if colour.search(sentence) and about & set(content_terms(sentence)):
+                return True
+    return False
+
+
+def unseen_appearance(question: str, texts: Sequence[str]) -> str | None:
+    """The looks ``question`` asks about ("scarf", "yellow", "underlined") when none of
+    ``texts`` prints them, or ``None``. Offline only text is read, so "the yellow words" or "the
+    people wearing sunglasses" cannot be found in the evidence; a look that a text does state
+    ("the housing is painted red") can. A count of people or things in a picture that names no
+    look ("How many people are on the cover?") is left to the answerer: a caption may count
+    them ("three students in the lab"), and the answer says it was read from text."""
+    looks = {m.group(0).lower() for m in _LOOKS_RE.finditer(question)}
+    if not looks:
+        return None
+    printed = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in looks) + r")\b", re.I)
+    if any(printed.search(t) for t in texts):
+        return None
+    if looks & {"color", "colors", "colour", "colours"} and _colour_stated(question, texts):
+        return None
+    return "“" + "”, “".join(sorted(looks)) + "”, which only a picture would show"
 
 
 #: "Which ..., A or B, ...?" / "Which is larger: A or B?": the choices the question offers.

@@ -142,6 +142,8 @@ def _counted(text: str, start: int, end: int, intent: Intent) -> int:
     employees"), 2 otherwise."""
     # Periods say when, not what is counted ("$44.5 billion in fiscal 2021").
     wanted = set(intent.terms) - set(intent.periods) - _PERIOD_WORDS
+    # A number the question states is no label either: "May 1, 2018" puts "1" before 2018.
+    wanted = {t for t in wanted if not t.replace(".", "").replace(",", "").isdigit()}
     before = text[:start].split()[-1:]
     if before and set(content_terms(before[0])) & wanted:
         return 0
@@ -250,6 +252,13 @@ def _kind_named(noun: str, text: str, asked: Collection[str] = ()) -> str | None
     return None
 
 
+#: What ends right before the year of a written date: "September 30, ", "May 1, ", "May ".
+_IN_DATE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2})?,?\s+$",
+    re.I,
+)
+
+
 def _after_period_word(text: str, match: re.Match[str]) -> bool:
     before = text[: match.start()].split()[-1:]
     return bool(before) and before[0].lower().strip("(,") in _PERIOD_WORDS
@@ -287,6 +296,8 @@ def extract_value(intent: Intent, text: str) -> str | None:
             plain = not m.group("post") and not m.group("pre")
             if _YEARLIKE.match(digits) and plain and (counted == 2 or _after_period_word(text, m)):
                 continue  # a year is a period, not an amount (unless it is labelled as one)
+            if _YEARLIKE.match(digits) and plain and _IN_DATE.search(text, 0, m.start()):
+                continue  # "September 30, 2013 tracking survey": a date's year, whatever follows
             if intent.type == "count" and "." in digits:
                 continue
             span = _labels_counted(text, m, intent) if intent.type == "count" else None

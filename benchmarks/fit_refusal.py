@@ -1,15 +1,18 @@
 """Fit the offline answerer's refusal model, with leave-documents-out cross-validation.
 
-For every MMLongBench-Doc dev question (answerable or not), the sources ``ask`` would read and
-the extractive answerer's draft are computed once: its refusal signals
-(``docsight.agents.refusal.Signals``) and the answer it gives when it does not refuse, scored by
-MMLongBench's rules offline (``docsight.evaluation.strict``). MMLongBench's unanswerable
-questions are written to look answerable; the other kind a user meets, a question about
-something the documents never mention, is added by asking ``--swapped`` answerable questions of
-another document. Then a logistic model of "answerable" is fitted on the signals (each weight
-held to the sign that makes sense, ``SIGNS``; several signal sets, ``SUBSETS``) and its threshold
-chosen as below; accuracy counts a refusal right on an unanswerable question and an answer
-right when it scores:
+For every MMLongBench-Doc dev question (answerable or not), ``ask`` is run once, offline, with
+an answerer whose model never refuses: the draft the model would judge gives the refusal signals
+(``docsight.agents.refusal.Signals``), and the answer shown when the model lets it through is
+scored by MMLongBench's rules offline (``docsight.evaluation.strict``). A question a rule decides
+(refused: pages the document lacks, a named page without the kind asked, looks no text
+states; answered: a ratio, a census, a list) is decided whatever the model says: it counts in
+every figure as the user gets it, and the model is fitted on the other questions only.
+MMLongBench's unanswerable questions are written to look answerable; the other kind a user
+meets, a question about something the documents never mention, is added by asking
+``--swapped`` answerable questions of another document. Then a logistic model of "answerable"
+is fitted on the signals (each weight held to the sign that makes sense, ``SIGNS``; several
+signal sets, ``SUBSETS``) and its threshold chosen as below; accuracy counts a refusal right on
+an unanswerable question and an answer right when it scores:
 
 * per fold, on the other folds' documents (the threshold maximises abstention F1 among those
   refusing at most ``MAX_REFUSED`` of the questions), and applied to the held-out documents — the

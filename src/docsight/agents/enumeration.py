@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 
 from docsight.agents.answer import Source
-from docsight.agents.membership import Membership
+from docsight.agents.membership import LIST_ENTRY, PICTURE_KINDS, Membership
 from docsight.agents.tables import parse_tables
 from docsight.document.text import content_terms
 
@@ -66,8 +66,6 @@ _HOW_MANY = re.compile(
 #: A sequence label in a table cell: a capital letter, a number, a small roman numeral.
 _LETTER = re.compile(r"[A-Z]")
 _ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x")
-#: An entry of a list printed one to a line: "1. Sandford", "2) Bay Point", "- Westgate".
-_ENTRY = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•▪])\s+(?P<entry>\S.*)$", re.M)
 #: A numbered item's marker inside running text: "1) Parse", "2. Classify" (a capital follows).
 _MARKER = re.compile(r"(?<![\w.,)(])(\d{1,2})[.)]\s+(?=[A-Z])")
 #: A numbered entry on its own line: "1. Charge the logger", "2) Pair it".
@@ -76,7 +74,6 @@ _NUMBERED_LINE = re.compile(r"^\s*(\d{1,2})[.)]\s+\S", re.M)
 _LEAD_WORDS = 15
 #: A count read off numbering needs at least this many items.
 _MIN_NUMBERED = 3
-_PICTURE_KINDS = frozenset({"figure", "chart", "page_image"})
 
 
 def enumerated(question: str, sources: Sequence[Source]) -> Membership | None:
@@ -148,7 +145,7 @@ def _nth_item(
     position: int, noun: list[str], group: set[str], sources: Sequence[Source]
 ) -> Membership | None:
     for source in sources:
-        if source.kind in _PICTURE_KINDS or not _names_group(source, group):
+        if source.kind in PICTURE_KINDS or not _names_group(source, group):
             continue
         found = _nth_in_tables(position, noun[-1], source)
         if found is not None:
@@ -212,7 +209,7 @@ def _row_quote(columns: list[str], row: list[str]) -> str:
 def _nth_entry(position: int, title: str, text: str, source: Source) -> Membership | None:
     """The ``position``-th line of the list ``text`` prints one entry to a line, quoted as
     printed under its heading ("Setup: 2. Install the app ...")."""
-    entries = list(_ENTRY.finditer(text))
+    entries = list(LIST_ENTRY.finditer(text))
     if len(entries) < 2 or position > len(entries):
         return None
     entry = entries[-1] if position == -1 else entries[position - 1]

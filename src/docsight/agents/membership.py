@@ -64,7 +64,7 @@ _MAX_ITEM_WORDS = 8
 _CODE = re.compile(r"\b([A-Z]{1,4})-?(\d{1,5})([A-Z]?)\b")
 #: Members of one kind a list must show before an item missing from it counts as a no.
 MIN_MEMBERS = 2
-_PICTURE_KINDS = frozenset({"figure", "chart", "page_image"})
+PICTURE_KINDS = frozenset({"figure", "chart", "page_image"})
 #: Words that describe a group's name rather than name it ("the ... area" keeps "area"), or that
 #: name the document itself, which is no group.
 _GROUP_FILLER = frozenset(
@@ -193,7 +193,7 @@ def _so_many(count: int, group: str, sources: Sequence[Source]) -> Membership | 
     if not terms:
         return None
     for source in sources:
-        if source.kind in _PICTURE_KINDS:
+        if source.kind in PICTURE_KINDS:
             continue
         lines = [ln.strip() for ln in source.text.splitlines()]
         for i, line in enumerate(lines):
@@ -205,7 +205,7 @@ def _so_many(count: int, group: str, sources: Sequence[Source]) -> Membership | 
             for following in lines[i + 1 :]:
                 if not following:
                     continue
-                entry = _ENTRY.match(following)
+                entry = LIST_ENTRY.match(following)
                 item = entry.group("entry").strip() if entry else following
                 if following.startswith("#") or len(item.split()) > _MAX_ITEM_WORDS:
                     break
@@ -265,11 +265,11 @@ def _preferred(lists: list[GroupList]) -> GroupList:
     """The list to read when several sources list the group (a map and its legend): one in
     running text before one in a figure's text (a map's labels carry the section they were
     printed in, which may be the neighbouring group's), then the fullest."""
-    return min(lists, key=lambda g: (g.source.kind in _PICTURE_KINDS, -len(g.members)))
+    return min(lists, key=lambda g: (g.source.kind in PICTURE_KINDS, -len(g.members)))
 
 
 #: An entry of a list printed one to a line: "1. Sandford", "2) Bay Point", "- Westgate".
-_ENTRY = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•▪])\s+(?P<entry>\S.*)$", re.M)
+LIST_ENTRY = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•▪])\s+(?P<entry>\S.*)$", re.M)
 
 
 def _entries(group: str, sources: Sequence[Source]) -> GroupList | None:
@@ -278,9 +278,9 @@ def _entries(group: str, sources: Sequence[Source]) -> GroupList | None:
     in running text only (not a picture's words)."""
     terms = _group_terms(group)
     for source in sources:
-        if source.kind in _PICTURE_KINDS or not terms or not _headed(source, terms):
+        if source.kind in PICTURE_KINDS or not terms or not _headed(source, terms):
             continue
-        entries = [m.group("entry").strip() for m in _ENTRY.finditer(source.text)]
+        entries = [m.group("entry").strip() for m in LIST_ENTRY.finditer(source.text)]
         tables = parse_tables(source.text)
         if len(entries) < MIN_MEMBERS and len(tables) == 1:
             # A table under the heading lists one member a row, named by its label.

@@ -677,3 +677,14 @@ def test_a_dates_year_is_never_a_count() -> None:
     tracked = read_intent("How many seniors go online in the July 18-September 30, 2013 survey?")
     line = "Internet Project July 18-September 30, 2013 tracking survey of 6,010 adults"
     assert extract_value(tracked, line) == "6,010 adults"
+
+
+def test_a_figure_with_its_unit_is_a_numeric_cell() -> None:
+    (table,) = parse_tables(
+        "| Property | Value |\n| --- | --- |\n| Operating range | -40 to 125 °C |\n"
+        "| Accuracy | ±0.1 °C |\n| Battery life | 18 months at a 5-minute interval |"
+    )
+    cell = lookup(read_intent("What is the accuracy of the T-200?"), table, [])
+    assert cell is not None and (cell.row, cell.value) == ("Accuracy", "±0.1 °C")
+    life = lookup(read_intent("How long is the battery life?"), table, [])
+    assert life is not None and life.value.startswith("18 months")

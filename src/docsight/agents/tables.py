@@ -214,7 +214,7 @@ def _over_continuation(body: list[list[str]]) -> bool:
     return not below[0] and sum(1 for c in below if c) >= 2 and _words_only(below)
 
 
-_LEADING_FIGURE = re.compile(r"^[-+−(]?[$€£]?\d")
+_LEADING_FIGURE = re.compile(r"^[-+−±(~≈]?\s?[$€£]?\d")
 
 
 def _figure_led(cell: str) -> bool:
@@ -299,8 +299,8 @@ def lookup(intent: Intent, table: Table, corpus: Sequence[set[str]]) -> CellAnsw
         for k, cell in enumerate(row):
             if not cell or k == label_col or col_scores[k] < 0:
                 continue
-            if intent.numeric and not is_number(cell):
-                continue
+            if intent.numeric and not _figure_led(cell):
+                continue  # "±0.1 °C", "12 weeks": a figure with its unit answers too
             score = row_score + col_scores[k]
             if best is None or score > best.score:
                 best_row = r

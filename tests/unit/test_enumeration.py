@@ -202,3 +202,29 @@ def test_the_answerer_leads_with_the_item_and_cites_its_table() -> None:
     )
     assert "Objective B:" in answer.answer
     assert [c.n for c in answer.citations] == [2]
+
+
+def test_the_nth_item_of_a_list_numbered_after_its_noun() -> None:
+    text = (
+        "You will not go far wrong if you remember two simple guidelines at all times:\n"
+        "1. Never, ever use vertical rules.\n2. Never use double rules.\n"
+        "These guidelines may seem extreme."
+    )
+    manual = [
+        Source(
+            n=1,
+            doc_id="d",
+            doc_name="booktabs.pdf",
+            page=2,
+            chunk_id="c1",
+            text=text,
+            section_path=["2 The layout of formal tables"],
+        )
+    ]
+    first = enumerated("What is the first guideline of booktabs?", manual)
+    assert first is not None and first.answer == "Never, ever use vertical rules."
+    assert first.quote == "guidelines: 1. Never, ever use vertical rules."
+    last = enumerated("What is the last guideline for formal tables?", manual)
+    assert last is not None and last.answer == "Never use double rules."
+    # A group neither the source, its headings nor its document name: nothing.
+    assert enumerated("What is the first guideline of the style guide?", manual) is None

@@ -8,9 +8,11 @@ Two questions are answered by where an item stands rather than by what it says:
   themselves ("Code": E12, E31, E47), its second cell; in a list numbered or bulleted under a
   heading that names the noun ("Setup" for "the second setup step") or the group ("the third
   step of the setup"), its second entry. Headings printed inside a source's text count (a short
-  section is often merged into the chunk before it). When the question says whose item it is
-  ("of Regulatory Efficiency"), only a source whose headings or text name that group is read,
-  so the second objective of another priority is not taken for it.
+  section is often merged into the chunk before it); or in the list numbered right after the
+  noun ("two simple guidelines: 1. Never, ever use vertical rules. 2. ..."). When the question
+  says whose item it is ("of Regulatory Efficiency"), only a source whose headings, text or
+  document name name that group is read, so the second objective of another priority is not
+  taken for it.
 * "How many key steps did the author divide causal inference into?" The length of the list
   numbered right after the noun is named ("the correct steps: 1) Parse the graph ... 6) Solve"):
   its markers must run from one up without a gap, in any order (a figure's text is read in
@@ -120,8 +122,9 @@ def _label_index(cell: str) -> int | None:
 def _names_group(source: Source, group: set[str]) -> bool:
     if not group:
         return True
-    around = set(content_terms(" ".join(source.section_path))) | set(content_terms(source.text))
-    return group <= around
+    # The group may be the document itself ("the first guideline of booktabs").
+    named = " ".join([*source.section_path, source.doc_name.rsplit(".", 1)[0], source.text])
+    return group <= set(content_terms(named))
 
 
 #: A heading printed inside a source's text (a short section merged into the chunk before it).
@@ -157,6 +160,15 @@ def _nth_item(
                 found = _nth_entry(position, title, text, source)
                 if found is not None:
                     return found
+        # Or the list numbered right after the noun ("two simple guidelines: 1. Never ...").
+        listed = _list_after(noun[-1], source.text, 2)
+        if listed is not None:
+            word, items = listed
+            at = max(items) if position == -1 else position
+            if items.get(at):
+                return Membership(
+                    answer=items[at], quote=f"{word}: {at}. {items[at]}", source=source
+                )
     return None
 
 
@@ -235,26 +247,42 @@ def _numbered(noun: list[str], sources: Sequence[Source]) -> Membership | None:
                     quote=f"{title}: numbered 1 to {len(numbers)}",
                     source=source,
                 )
-        text = source.text
-        for word in re.finditer(r"[\w-]+", text):
-            terms = content_terms(word.group(0))
-            if not terms or terms[0] != noun[-1]:
-                continue
-            lead = text[word.end() :]
-            first = next((m for m in _MARKER.finditer(lead) if m.group(1) == "1"), None)
-            if first is None or len(lead[: first.start()].split()) > _LEAD_WORDS:
-                continue
-            seen: list[int] = []
-            for marker in _MARKER.finditer(lead, first.start()):
-                number = int(marker.group(1))
-                if number in seen:
-                    break  # the numbering starts again: another list
-                seen.append(number)
-            count = len(seen)
-            if count >= _MIN_NUMBERED and sorted(seen) == list(range(1, count + 1)):
-                return Membership(
-                    answer=str(count),
-                    quote=f"{word.group(0)}: numbered 1 to {count}",
-                    source=source,
-                )
+        found = _list_after(noun[-1], source.text, _MIN_NUMBERED)
+        if found is not None:
+            word, items = found
+            return Membership(
+                answer=str(len(items)),
+                quote=f"{word}: numbered 1 to {len(items)}",
+                source=source,
+            )
+    return None
+
+
+def _list_after(noun: str, text: str, least: int) -> tuple[str, dict[int, str]] | None:
+    """The list numbered right after a mention of ``noun`` in ``text`` (its first marker within
+    ``_LEAD_WORDS`` words of it): the word as printed, and each item's text by its number. The
+    numbers must run from one without a gap, at least ``least`` of them; the list ends where
+    its numbering starts again, and an item where the next marker or its line does."""
+    for word in re.finditer(r"[\w-]+", text):
+        terms = content_terms(word.group(0))
+        if not terms or terms[0] != noun:
+            continue
+        lead = text[word.end() :]
+        first = next((m for m in _MARKER.finditer(lead) if m.group(1) == "1"), None)
+        if first is None or len(lead[: first.start()].split()) > _LEAD_WORDS:
+            continue
+        markers: list[re.Match[str]] = []
+        for marker in _MARKER.finditer(lead, first.start()):
+            if any(m.group(1) == marker.group(1) for m in markers):
+                break  # the numbering starts again: another list
+            markers.append(marker)
+        numbers = sorted(int(m.group(1)) for m in markers)
+        if len(numbers) < least or numbers != list(range(1, len(numbers) + 1)):
+            continue
+        items: dict[int, str] = {}
+        for k, marker in enumerate(markers):
+            end = markers[k + 1].start() if k + 1 < len(markers) else len(lead)
+            item = lead[marker.end() : end].split("\n", 1)[0].strip()
+            items[int(marker.group(1))] = item
+        return word.group(0), items
     return None

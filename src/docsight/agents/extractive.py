@@ -325,14 +325,13 @@ class ExtractiveAnswerer:
         draft = self.draft(question, sources, evidence)
         probability = self.refusal.probability(draft.signals)
         base = base.model_copy(update={"confidence": round(probability, 4)})
-        # Pages the documents do not have cannot hold the answer, whatever the words match;
-        # nor can a named page that prints nothing of the wanted kind.
-        # Offline only text is read: a question about what a picture shows that no text states
-        # ("How many people with scarves are on page 5?") is not answered from words about
-        # something else.
+        # Offline only text is read: a question about a look that no text states ("How many
+        # people with scarves are on page 5?") is not answered from words about something else.
         unseen = unseen_appearance(question, [s.text for s in sources])
         if unseen is not None:
             return base.model_copy(update={"explanation": _explain(draft, unseen=unseen)})
+        # Pages the documents do not have cannot hold the answer, whatever the words match;
+        # nor can a named page that prints nothing of the wanted kind.
         bare = _bare_pages(draft)
         if not draft.ranked or evidence.missing_pages or bare:
             return base.model_copy(update={"explanation": _explain(draft, bare_pages=bare)})

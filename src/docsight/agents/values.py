@@ -253,10 +253,7 @@ def _kind_named(noun: str, text: str, asked: Collection[str] = ()) -> str | None
 
 
 #: What ends right before the year of a written date: "September 30, ", "May 1, ", "May ".
-_IN_DATE = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2})?,?\s+$",
-    re.I,
-)
+_IN_DATE = re.compile(rf"\b{_MONTH}\.?(?:\s+\d{{1,2}})?,?\s+$", re.I)
 
 
 def _after_period_word(text: str, match: re.Match[str]) -> bool:

@@ -173,7 +173,8 @@ def _nth_item(
 
 
 def _nth_in_tables(position: int, noun: str, source: Source) -> Membership | None:
-    """The row a table's label column marks ``position``-th, its longest cell answering."""
+    """In a column the noun names: the row its labels mark ``position``-th (its longest other
+    cell answers), or, when the column holds the items themselves, its ``position``-th cell."""
     for table in parse_tables(source.text):
         for col, name in enumerate(table.columns):
             if noun not in content_terms(name):

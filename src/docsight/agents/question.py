@@ -398,6 +398,7 @@ def asks_appearance(question: str) -> bool:
 _COLOURS = frozenset(
     "red green blue yellow orange grey gray purple pink brown black white silver gold".split()
 )
+_COLOUR_RE = re.compile(r"\b(?:" + "|".join(sorted(_COLOURS)) + r")\b", re.I)
 
 
 #: Words that say where a picture is, not what is in it (stemmed).
@@ -413,10 +414,9 @@ def _colour_stated(question: str, texts: Sequence[str]) -> bool:
         for t in content_terms(_LOOKS_RE.sub(" ", question))
         if not t.isdigit() and t not in _WHERE_SHOWN
     }
-    colour = re.compile(r"\b(?:" + "|".join(sorted(_COLOURS)) + r")\b", re.I)
     for text in texts:
         for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
-            if colour.search(sentence) and about & set(content_terms(sentence)):
+            if _COLOUR_RE.search(sentence) and about & set(content_terms(sentence)):
                 return True
     return False
 

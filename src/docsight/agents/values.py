@@ -42,8 +42,12 @@ def _date_parts(date: str) -> tuple[int, int | None, int | None] | None:
         return int(iso.group(1)), int(iso.group(2)), int(iso.group(3))
     slashed = re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{2,4})", date)
     if slashed:
-        year = int(slashed.group(3))
-        return (year + 2000 if year < 100 else year), int(slashed.group(1)), int(slashed.group(2))
+        short = int(slashed.group(3))
+        return (
+            (short + 2000 if short < 100 else short),
+            int(slashed.group(1)),
+            int(slashed.group(2)),
+        )
     year = re.search(r"\d{4}", date)
     if year is None:
         return None
@@ -103,19 +107,16 @@ def _near(text: str, start: int, anchors: list[int], end: int | None = None) -> 
     return min((min(abs(start - a), abs(end - a)) for a in anchors), default=0)
 
 
-def _row_value(text: str, values: list[re.Match[str]], intent: Intent) -> str | None:
+def _row_value(values: list[re.Match[str]], anchors: list[tuple[str, int]]) -> str | None:
     """In a table read row by row ("... Duration 00:03:51 ... desktop 15,390,335 (80.37%)
     00:04:14 ..."), the header comes before the first value and a row's label before its
     values: a question word first printed after the first value names a row, and the row's
     value is the first one after it. ``None`` in a sentence (no question word before the first
-    value) or when every question word is in the header."""
+    value) or when every question word is in the header. ``anchors`` are ``_anchors``'s."""
     first_value = values[0].start()
-    wanted = set(intent.terms)
     first_seen: dict[str, int] = {}
-    for match in re.finditer(r"\w+", text):
-        terms = content_terms(match.group(0))
-        if terms and terms[0] in wanted:
-            first_seen.setdefault(terms[0], match.start())
+    for term, at in anchors:
+        first_seen.setdefault(term, at)
     if not first_seen or min(first_seen.values()) > first_value:
         return None
     labels = [at for at in first_seen.values() if at > first_value]
@@ -125,14 +126,14 @@ def _row_value(text: str, values: list[re.Match[str]], intent: Intent) -> str | 
     return after[0].group(0) if after else None
 
 
-def _anchors(text: str, intent: Intent) -> list[int]:
-    """Positions in ``text`` of words the question also uses."""
+def _anchors(text: str, intent: Intent) -> list[tuple[str, int]]:
+    """The words of ``text`` the question also uses: each one's stemmed term and position."""
     wanted = set(intent.terms)
     out = []
     for match in re.finditer(r"\w+", text):
         terms = content_terms(match.group(0))
         if terms and terms[0] in wanted:
-            out.append(match.start())
+            out.append((terms[0], match.start()))
     return out
 
 
@@ -263,13 +264,14 @@ def _after_period_word(text: str, match: re.Match[str]) -> bool:
 
 def extract_value(intent: Intent, text: str) -> str | None:
     """The span of ``text`` holding the answer type ``intent`` wants, or ``None``."""
-    anchors = _anchors(text, intent)
+    words_at = _anchors(text, intent)
+    anchors = [at for _, at in words_at]
     asked = set(intent.numbers)
     if intent.type == "number" and intent.wants_duration:
         clocks = list(_CLOCK.finditer(text))
         if clocks:
             # "Avg. Session Duration 00:04:14": read as digits, "04" would be the nearest number.
-            row = _row_value(text, clocks, intent)
+            row = _row_value(clocks, words_at)
             if row is not None:
                 return row
             return min(clocks, key=lambda m: _near(text, m.start(), anchors)).group(0)

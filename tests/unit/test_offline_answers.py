@@ -552,6 +552,10 @@ def test_a_question_offering_choices_is_answered_with_the_choice_the_evidence_na
         "Brooklyn",
     )
     assert options("On the left or right side of the screen, what is shown?") == ()
+    # Choices the question quotes are offered too, unless a yes/no reading answers them.
+    told = "On which side is the total shown? Answer 'left' or 'right'."
+    assert options(told) == ("left", "right")
+    assert options("Is CA03 in the Bay Area? Answer 'yes' or 'no'.") == ()
     always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
     answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
     sources = [_source(1, "Of all our pumps, the K-60 runs at the highest pressure, 510 kPa.")]
@@ -561,6 +565,8 @@ def test_a_question_offering_choices_is_answered_with_the_choice_the_evidence_na
     both = [_source(1, "The K-60 runs at a higher pressure than the K-40 does, 510 kPa.")]
     answer = answerer.answer(question, both, Evidence(0.8, 0.8))
     assert not answer.answer.startswith(("K-60 [1]", "K-40 [1]"))
+    side = [_source(1, "As you work, look to the right of the screen for the running total.")]
+    assert answerer.answer(told, side, Evidence(0.8, 0.8)).answer.startswith("right [1]\n\n> ")
 
 
 CHART = (
@@ -688,3 +694,24 @@ def test_a_figure_with_its_unit_is_a_numeric_cell() -> None:
     assert cell is not None and (cell.row, cell.value) == ("Accuracy", "±0.1 °C")
     life = lookup(read_intent("How long is the battery life?"), table, [])
     assert life is not None and life.value.startswith("18 months")
+
+
+def test_who_made_a_document_is_read_off_its_made_by_label() -> None:
+    from docsight.agents.question import maker_label
+    from docsight.settings import AnswerSettings
+
+    assert maker_label("What is the name of the company that created this deck?") is not None
+    assert maker_label("Who wrote the foreword?").search("Written by: Ann Lee") is not None  # type: ignore[union-attr]
+    assert maker_label("Who won the cup in 2019?") is None
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    sources = [
+        _source(1, "The plan was revised in 2016 by the Planning Unit of the division."),
+        _source(2, "Produced by: Harbor Water Authority, 12 Quay Street, Portsmouth"),
+    ]
+    question = "Who produced the plan that was revised in 2016?"
+    answer = answerer.answer(question, sources, Evidence(0.8, 0.8))
+    assert answer.answer.startswith("Harbor Water Authority [2]")
+    # Without such a label, the best-matching sentence answers as before.
+    answer = answerer.answer(question, sources[:1], Evidence(0.8, 0.8))
+    assert "> The plan was revised in 2016" in answer.answer

@@ -27,6 +27,7 @@ from docsight.agents.answer import Answer, Citation, Source
 from docsight.agents.evidence import Evidence, clip_words
 from docsight.agents.question import (
     Intent,
+    maker_label,
     options,
     prints_code,
     read_intent,
@@ -283,6 +284,10 @@ class ExtractiveAnswerer:
             # A question about "AR01" is answered where AR01 is printed: those candidates first
             # (the sort is stable), whatever else a map's noise of words shares with it.
             scored.sort(key=lambda s: not any(prints_code(s.quote, c) for c in intent.codes))
+        maker = maker_label(question) if intent.type == "entity" else None
+        if maker is not None:
+            # "Who produced ...?" is answered by the "Produced by:" line, first.
+            scored.sort(key=lambda s: not (s.value and maker.search(s.quote)))
         whole = set(intent.question_terms) or q_terms
         return scored, weights if whole == q_terms else idf_weights(terms or [whole], whole)
 

@@ -445,10 +445,24 @@ _OPTIONS = re.compile(
 )
 
 
+#: "Answer 'left' or 'right'.": choices the question quotes.
+_QUOTED_OPTIONS = re.compile(
+    r"['\"‘“]([^'\"‘’“”?]{1,40})['\"’”]\s*,?\s+or\s+['\"‘“]([^'\"‘’“”?]{1,40})['\"’”]"
+)
+#: Quoted choices that a yes/no reading already answers.
+_BINARY = ({"yes", "no"}, {"true", "false"})
+
+
 def options(question: str) -> tuple[str, ...]:
     """The choices a question offers its answer between ("which of the two, CA19 or Covina
-    and West Covina, is larger?" offers "CA19" and "Covina and West Covina"), else ``()``.
-    Each is a short name as the question writes it."""
+    and West Covina, is larger?" offers "CA19" and "Covina and West Covina"; "Answer 'left'
+    or 'right'." offers "left" and "right"), else ``()``. Each is a short name as the
+    question writes it."""
+    quoted = _QUOTED_OPTIONS.search(question)
+    if quoted is not None:
+        found = tuple(g.strip() for g in quoted.groups())
+        if all(found) and {f.lower() for f in found} not in _BINARY:
+            return found
     match = _OPTIONS.search(question)
     if match is None:
         return ()
@@ -460,3 +474,25 @@ def options(question: str) -> tuple[str, ...]:
 
 
 _ORDINAL_QUARTER = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
+
+
+#: "Who produced the document ...?", "the company that created this presentation": the maker
+#: the question asks for, by the verb it uses.
+_MAKER_ASKED = re.compile(
+    r"\b(?:who|(?:company|organi[sz]ation|agency|firm|person|author)\s+(?:that|which|who))\s+"
+    r"(?P<verb>[a-z]+ed|wrote|written|made)\b",
+    re.I,
+)
+
+
+def maker_label(question: str) -> re.Pattern[str] | None:
+    """A pattern for the label a document prints its maker under, when ``question`` asks who
+    made it ("Who produced ...?" reads "Produced by: Florida Department of Health"), else
+    ``None``. Such a label answers the question wherever its words fall short of the rest of
+    the question (a revision date printed only on the cover)."""
+    match = _MAKER_ASKED.search(question)
+    if match is None:
+        return None
+    verb = match.group("verb").lower()
+    forms = {"wrote": "written", "made": "made"}.get(verb, verb)
+    return re.compile(rf"\b{re.escape(forms)}\s+by\s*:?\s+[A-Z]", re.I)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -112,6 +113,13 @@ def table_rows(markdown: str) -> tuple[list[str], list[str]]:
     return rows, other
 
 
+@lru_cache(maxsize=8192)
+def _sentences(line: str) -> tuple[str, ...]:
+    """A source line's sentences, remembered: the questions of a conversation, a server's users
+    or an evaluation read the same sources again, and sentence rules cost more than a lookup."""
+    return tuple(split_sentences(line))
+
+
 def candidates(sources: Sequence[Source]) -> list[Candidate]:
     out: list[Candidate] = []
     # Best-ranked sources first, so the cap on candidates cuts what retrieval trusted least
@@ -139,7 +147,7 @@ def candidates(sources: Sequence[Source]) -> list[Candidate]:
                 if _LIST_ITEM.match(line):
                     pieces.append(line.strip())  # one item, marker kept to recognise it below
                 else:
-                    pieces.extend(split_sentences(line))
+                    pieces.extend(_sentences(line))
         for position, piece in enumerate(pieces):
             # A picture's description frames what it holds ("Chart on page 7, section ...");
             # the frame is where the answer is, not what it is.

@@ -715,3 +715,19 @@ def test_who_made_a_document_is_read_off_its_made_by_label() -> None:
     # Without such a label, the best-matching sentence answers as before.
     answer = answerer.answer(question, sources[:1], Evidence(0.8, 0.8))
     assert "> The plan was revised in 2016" in answer.answer
+
+
+def test_a_figure_beside_none_of_the_questions_words_does_not_answer_it() -> None:
+    from docsight.settings import AnswerSettings
+
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    sources = [
+        # Only the model number is shared with the question: the -40 is another figure.
+        _source(1, "The T-200 records temperatures from -40 to 125 °C in every cold room."),
+        _source(2, "Property: Accuracy; Value: ±0.1 °C"),
+    ]
+    question = "What is the rated accuracy of the T-200?"
+    answer = answerer.answer(question, sources, Evidence(0.8, 0.8))
+    # The tolerance sign stays with its figure.
+    assert answer.answer.startswith("±0.1 °C [2]")

@@ -255,6 +255,7 @@ class ExtractiveAnswerer:
         weights = idf_weights(terms or [q_terms], q_terms)
         total = sum(weights.values()) or 1.0
         typed = intent.type in ("count", "number", "date", "entity")
+        worded = {t for t in q_terms if not any(ch.isdigit() for ch in t)}
         w = self.weights
         scored: list[Scored] = []
         for i, cand in enumerate(pool):
@@ -264,6 +265,10 @@ class ExtractiveAnswerer:
                 continue  # it only restates the question
             # A share is not the amount asked for (see ``values.extract_value``).
             fitting = value and not (intent.numeric and "%" in value and not intent.wants_share)
+            if fitting and worded and not (terms[i] & worded):
+                # A value beside none of the question's words (only its model number, "T-200")
+                # is some other figure about the same thing, not the one asked for.
+                fitting = False
             periods = sum(1 for p in intent.periods if p in terms[i])
             features = SentenceFeatures(
                 lexical=sum(wt for t, wt in weights.items() if t in terms[i]) / total,

@@ -21,6 +21,8 @@ _NUMBER = re.compile(
     r"(?P<unit>\s[a-zA-Z°µ/]{1,12}\b)?",
     re.I,
 )
+#: Signs that make a figure a tolerance or an approximation, kept with it.
+_TOLERANCE = "±~≈"
 _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?|"
     r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
@@ -319,6 +321,8 @@ def extract_value(intent: Intent, text: str) -> str | None:
             value = m.group(0)
             if unit and (unit.lower() in STOPWORDS or m.group("post")):
                 value = value[: m.start("unit") - m.start()]
+            if m.start() and text[m.start() - 1] in _TOLERANCE:
+                value = text[m.start() - 1] + value  # "±0.1 °C" is a tolerance, not 0.1 °C
             key = (
                 -_label_match(text, m.start(), intent),
                 counted,

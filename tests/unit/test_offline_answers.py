@@ -276,6 +276,14 @@ class _Encoder:
         return self.encode_documents(texts)
 
 
+def _answering() -> ExtractiveAnswerer:
+    """An offline answerer whose refusal model always answers, so the tests see its choice."""
+    from docsight.settings import AnswerSettings
+
+    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
+    return ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+
+
 def test_answer_leads_with_the_value_then_quotes_and_cites() -> None:
     from docsight.settings import AnswerSettings
 
@@ -698,13 +706,11 @@ def test_a_figure_with_its_unit_is_a_numeric_cell() -> None:
 
 def test_who_made_a_document_is_read_off_its_made_by_label() -> None:
     from docsight.agents.question import maker_label
-    from docsight.settings import AnswerSettings
 
     assert maker_label("What is the name of the company that created this deck?") is not None
     assert maker_label("Who wrote the foreword?").search("Written by: Ann Lee") is not None  # type: ignore[union-attr]
     assert maker_label("Who won the cup in 2019?") is None
-    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
-    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answerer = _answering()
     sources = [
         _source(1, "The plan was revised in 2016 by the Planning Unit of the division."),
         _source(2, "Produced by: Harbor Water Authority, 12 Quay Street, Portsmouth"),
@@ -718,10 +724,7 @@ def test_who_made_a_document_is_read_off_its_made_by_label() -> None:
 
 
 def test_a_figure_beside_none_of_the_questions_words_does_not_answer_it() -> None:
-    from docsight.settings import AnswerSettings
-
-    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
-    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answerer = _answering()
     sources = [
         # Only the model number is shared with the question: the -40 is another figure.
         _source(1, "The T-200 records temperatures from -40 to 125 °C in every cold room."),

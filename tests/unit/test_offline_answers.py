@@ -710,6 +710,9 @@ def test_who_made_a_document_is_read_off_its_made_by_label() -> None:
     assert maker_label("What is the name of the company that created this deck?") is not None
     assert maker_label("Who wrote the foreword?").search("Written by: Ann Lee") is not None  # type: ignore[union-attr]
     assert maker_label("Who won the cup in 2019?") is None
+    label = maker_label("Who produced the plan?")
+    assert label is not None and label.search("PRODUCED BY: Harbor Water Authority")
+    assert not label.search("it was produced by the committee")  # a name starts with a capital
     answerer = _answering()
     sources = [
         _source(1, "The plan was revised in 2016 by the Planning Unit of the division."),

@@ -495,4 +495,5 @@ def maker_label(question: str) -> re.Pattern[str] | None:
         return None
     verb = match.group("verb").lower()
     forms = {"wrote": "written", "made": "made"}.get(verb, verb)
-    return re.compile(rf"\b{re.escape(forms)}\s+by\s*:?\s+[A-Z]", re.I)
+    # The verb in any case ("PRODUCED BY"), the maker's name with a capital.
+    return re.compile(rf"\b(?i:{re.escape(forms)}\s+by)\s*:?\s+[A-Z]")

@@ -285,10 +285,8 @@ def _answering() -> ExtractiveAnswerer:
 
 
 def test_answer_leads_with_the_value_then_quotes_and_cites() -> None:
-    from docsight.settings import AnswerSettings
 
-    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
-    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answerer = _answering()
     sources = [
         _source(1, "The K-40 pump must never run above its rated pressure."),
         _source(2, TABLE, kind="table"),
@@ -356,12 +354,10 @@ def test_without_a_period_asked_the_latest_year_answers() -> None:
 
 def test_a_picture_descriptions_frame_is_never_the_answer() -> None:
     from docsight.document.artifacts import description_content
-    from docsight.settings import AnswerSettings
 
     assert description_content("Chart on page 7, section Codes > Arkansas (AR).") == ""
     assert description_content("Text in it: AR01 Little Rock.") == "AR01 Little Rock."
-    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
-    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answerer = _answering()
     description = (
         "Chart on page 7, section EPS Geographic Market Name Code > Arkansas (AR). "
         "Text in it: EPS code AR01 is the geographic market Little Rock. "
@@ -377,10 +373,8 @@ def test_a_picture_descriptions_frame_is_never_the_answer() -> None:
 
 
 def test_a_list_question_is_answered_by_the_items_a_sentence_announces() -> None:
-    from docsight.settings import AnswerSettings
 
-    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
-    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answerer = _answering()
     announced = (
         "The service team supports these regions:\n- Northern Europe\n- Iberia\n- Baltic states"
     )
@@ -406,10 +400,8 @@ def test_a_list_question_is_answered_by_the_items_a_sentence_announces() -> None
 
 
 def test_a_cell_answers_only_for_what_its_table_is_about() -> None:
-    from docsight.settings import AnswerSettings
 
-    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
-    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answerer = _answering()
     earnings = (
         "| (Dollars in millions) | FISCAL 2021 |\n| --- | --- |\n"
         "| North America | $ 5,089 |\n| TOTAL NORTHWIND BRAND | $ 8,641 |\n| Corporate | (2,261) |"
@@ -482,7 +474,6 @@ def test_ambiguous_or_mixed_cells_are_not_compared_as_dates() -> None:
 
 def test_a_list_written_inline_after_an_introducer_is_the_answer() -> None:
     from docsight.agents.values import inline_list
-    from docsight.settings import AnswerSettings
 
     sentence = (
         "We focus our product offerings in five key categories: Running, Basketball, "
@@ -498,8 +489,7 @@ def test_a_list_written_inline_after_an_introducer_is_the_answer() -> None:
     )
     assert inline_list("Spare parts include gaskets and seals.") == "gaskets; seals"
 
-    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
-    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answerer = _answering()
     answer = answerer.answer(
         "What are the key categories of the product offerings?",
         [_source(1, "Sales grew in every region."), _source(2, sentence.replace(", Futsal", ""))],
@@ -550,7 +540,6 @@ def test_ranking_weights_default_load_and_decide_the_best_candidate(tmp_path) ->
 
 def test_a_question_offering_choices_is_answered_with_the_choice_the_evidence_names() -> None:
     from docsight.agents.question import options
-    from docsight.settings import AnswerSettings
 
     question = "Which of the two pumps, the K-40 or the K-60, runs at the higher pressure?"
     assert options(question) == ("K-40", "K-60")
@@ -564,8 +553,7 @@ def test_a_question_offering_choices_is_answered_with_the_choice_the_evidence_na
     told = "On which side is the total shown? Answer 'left' or 'right'."
     assert options(told) == ("left", "right")
     assert options("Is CA03 in the Bay Area? Answer 'yes' or 'no'.") == ()
-    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
-    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answerer = _answering()
     sources = [_source(1, "Of all our pumps, the K-60 runs at the highest pressure, 510 kPa.")]
     answer = answerer.answer(question, sources, Evidence(0.8, 0.8))
     assert answer.answer.startswith("K-60 [1]\n\n> ")
@@ -611,10 +599,8 @@ def test_measurements_in_prose_and_short_readings_are_no_chart_table() -> None:
 
 
 def test_a_which_question_over_a_charts_text_answers_with_the_label() -> None:
-    from docsight.settings import AnswerSettings
 
-    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
-    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answerer = _answering()
     sources = [
         _source(1, "Conversions are tracked for every channel of the site."),
         _source(2, CHART, kind="figure"),
@@ -650,7 +636,6 @@ def test_the_one_item_of_an_announced_list_that_a_question_asks_for() -> None:
 
 def test_offline_a_picture_only_question_is_refused_with_the_reason() -> None:
     from docsight.agents.question import unseen_appearance
-    from docsight.settings import AnswerSettings
 
     texts = ["The K-40 housing is painted red.", "Staff at the launch event on page 5."]
     # Looks no text prints cannot be read from text.
@@ -665,8 +650,7 @@ def test_offline_a_picture_only_question_is_refused_with_the_reason() -> None:
     assert unseen_appearance("What colour is the K-40 housing?", texts) is None
     assert unseen_appearance("What is the colour of the bike on page 2?", texts) is not None
 
-    always = RefusalModel(weights=(0.0,) * len(Signals.names()), bias=10.0, threshold=0.5)
-    answerer = ExtractiveAnswerer(lambda: _Encoder(), AnswerSettings(), refusal=always)  # type: ignore[arg-type,return-value]
+    answerer = _answering()
     sources = [_source(1, "Staff at the launch event: 12 engineers and 7 years of work.")]
     refused = answerer.answer(
         "How many people are wearing glasses in the photo on page 1?", sources, Evidence(0.8, 0.8)

@@ -245,6 +245,10 @@ class ParseSettings(_Settings):
     max_render_pixels: int = Field(default=4_000_000, ge=10_000)
     extract_tables: bool = True
     extract_figures: bool = True
+    #: What reads a PDF page's glyphs, images and drawn shapes: ``pdfium`` walks the objects
+    #: pdfium has parsed already; ``pdfminer`` (through pdfplumber) interprets the content
+    #: stream again in Python, at several times the cost (``benchmarks/results/parse_cpu.md``).
+    pdf_objects: Literal["pdfium", "pdfminer"] = "pdfium"
     #: OCR for pages and images without a usable text layer (needs the ``ocr`` extra):
     #: ``auto`` OCRs pages whose text layer holds fewer than ``ocr_min_chars`` characters,
     #: ``always`` every page, ``never`` none.

@@ -283,7 +283,7 @@ def test_scanned_pdf_becomes_searchable(
 ) -> None:
     parsed = scan_pdf_twice[0][0]
     doc = parsed.document
-    assert doc.parser == "pdf/8" and parsed.warnings == []
+    assert doc.parser == "pdf/9" and parsed.warnings == []
     for k, page in enumerate(doc.pages):
         assert page.text_chars == 0 and page.image_id is not None
         elements = doc.elements_on_page(k)

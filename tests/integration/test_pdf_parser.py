@@ -46,7 +46,7 @@ def test_report_structure_is_valid(parsed_report: ParsedDocument) -> None:
     doc = parsed_report.document
     doc.validate_structure()
     assert doc.page_count == 3
-    assert doc.parser == "pdf/8"
+    assert doc.parser == "pdf/9"
     assert parsed_report.warnings == []
     assert [e.order for e in doc.elements] == list(range(len(doc.elements)))
 
@@ -304,6 +304,26 @@ def test_page_limit(pdf_dir: Path, parse_pdf: Parse) -> None:
 def test_a_failing_page_becomes_a_warning(
     report_pdf: Path, parse_pdf: Parse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from docsight.parsers.pdf import parser as pdf_parser
+
+    real = pdf_parser.pdfium_objects
+
+    def flaky(pdfium_page: object, page: object) -> object:
+        if getattr(page, "index", -1) == 1:
+            raise RuntimeError("boom")
+        return real(pdfium_page, page)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pdf_parser, "pdfium_objects", flaky)
+    parsed = parse_pdf(report_pdf, render_pages=False)
+    assert any("page 2" in w and "boom" in w for w in parsed.warnings)
+    # The page falls back to pdfium's text layer and the rest parses as usual.
+    assert any("Sales grew in every region" in e.text for e in parsed.document.elements)
+    assert any(e.text == "3 Discussion" for e in parsed.document.elements)
+
+
+def test_a_failing_page_becomes_a_warning_with_pdfminer(
+    report_pdf: Path, parse_pdf: Parse, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from docsight.parsers.pdf.extract import Objects
 
     real = Objects.read
@@ -314,9 +334,8 @@ def test_a_failing_page_becomes_a_warning(
         return real(plumber_page)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Objects, "read", staticmethod(flaky))
-    parsed = parse_pdf(report_pdf, render_pages=False)
+    parsed = parse_pdf(report_pdf, render_pages=False, pdf_objects="pdfminer")
     assert any("page 2" in w and "boom" in w for w in parsed.warnings)
-    # The page falls back to pdfium's text layer and the rest parses as usual.
     assert any("Sales grew in every region" in e.text for e in parsed.document.elements)
     assert any(e.text == "3 Discussion" for e in parsed.document.elements)
 

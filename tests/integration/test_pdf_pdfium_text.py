@@ -1,5 +1,6 @@
-"""Pages that draw more vector objects than pdfminer should interpret take their text from
-pdfium's text layer (``parsers/pdf/extract.pdfium_glyphs``): maps, dense charts, vector art."""
+"""Pages that draw more vector objects than are worth reading (maps, dense charts, vector art)
+take their text alone from pdfium's text layer (``parsers/pdf/pdfium_objects.pdfium_glyphs``),
+whichever reads the other pages' objects."""
 
 from __future__ import annotations
 

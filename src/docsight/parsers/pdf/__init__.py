@@ -1,10 +1,13 @@
-"""Born-digital PDF: pdfplumber for glyphs, rules and tables; pypdfium2 for the rest.
+"""Born-digital PDF: pypdfium2 for glyphs, shapes, images and renders; pdfplumber's finder for
+ruled tables.
 
 Modules, in the order the parse uses them:
 
 * :mod:`.parser` — :class:`PdfParser`: opening and validation, metadata and outline, the passes;
-* :mod:`.extract` — glyphs and vector objects of a page (pdfminer, or pdfium's text layer on pages
-  too heavy for pdfminer), renders and crops;
+* :mod:`.pdfium_objects` — glyphs, images and drawn shapes of a page from pdfium's objects and
+  text layer (the default, ``parse.pdf_objects = "pdfium"``);
+* :mod:`.extract` — the same from pdfminer through pdfplumber (``parse.pdf_objects =
+  "pdfminer"``), renders and crops;
 * :mod:`.tables` and :mod:`.figures` — tables and figures found on a page (atoms);
 * :mod:`.layout` and :mod:`.reading` — geometry: words, lines, reading order, blocks;
 * :mod:`.furniture` — running headers and footers;

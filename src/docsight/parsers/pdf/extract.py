@@ -1,14 +1,14 @@
-"""Reading one page: glyphs and vector objects, renders and crops.
+"""Reading one page with pdfminer (``parse.pdf_objects = "pdfminer"``), and renders and crops.
 
-pdfplumber (pdfminer) supplies glyphs with font names and sizes, vector objects and embedded
-images. Pages whose vector content would make pdfminer crawl (maps, dense charts) take their
-glyphs from pdfium's text layer instead; :func:`vector_objects` counts what a page draws so the
-caller can choose. pypdfium2 renders pages and crops.
+:class:`Objects` is what the table and figure passes read of a page. Here pdfplumber (pdfminer)
+supplies it: glyphs with font names and sizes, vector objects and embedded images. Pages whose
+vector content would make pdfminer crawl (maps, dense charts) take their glyphs from pdfium's
+text layer instead; :func:`vector_objects` counts what a page draws so the caller can choose.
+By default pdfium supplies all of it (:mod:`.pdfium_objects`). pypdfium2 renders pages and crops.
 """
 
 from __future__ import annotations
 
-import ctypes
 import io
 import math
 from dataclasses import dataclass, field
@@ -44,6 +44,9 @@ class Objects:
     #: pdfminer's line, rectangle and curve objects, all of them (white ones too) in layout
     #: order: what pdfplumber's table finder reads (see :func:`~.tables.ruled_grids`).
     curves: list[Any] = field(default_factory=list)
+    #: The same shapes as pdfplumber-style dicts, when pdfium read the page
+    #: (:mod:`.pdfium_objects`): ``curves`` is then empty.
+    shapes: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def read(cls, plumber_page: Any) -> Objects:
@@ -131,102 +134,6 @@ def _is_white(color: Any) -> bool:
         if len(color) == 4:  # CMYK
             return all(c <= 0.01 for c in color)
     return False
-
-
-def pdfium_glyphs(pdfium_page: Any, page: Page) -> list[Glyph]:
-    """Glyphs from pdfium's text layer, in the same top-left frame as the crop box.
-
-    About five ctypes calls a character is what this costs, so the text comes in one call and
-    what a character shares with its text object (font, direction) is asked once per object.
-    """
-    import pypdfium2.raw as raw
-
-    left, bottom, right, top = pdfium_page.get_cropbox()
-    rotation = pdfium_page.get_rotation() % 360
-    w, h = right - left, top - bottom
-    textpage = pdfium_page.get_textpage()
-    try:
-        tp = textpage.raw
-        n = raw.FPDFText_CountChars(tp)
-        text = _page_text(tp, n)
-        rect = raw.FS_RECTF()
-        rect_ref = ctypes.byref(rect)
-        buf = ctypes.create_string_buffer(128)
-        flags = ctypes.c_int()
-        fonts: dict[bytes, str] = {}
-        #: Per text object (by address): its font and whether it runs upright.
-        objects: dict[int | None, tuple[str, bool]] = {}
-        glyphs: list[Glyph] = []
-        for k in range(n):
-            ch = text[k] if text is not None else _char(raw.FPDFText_GetUnicode(tp, k))
-            if ch in _NO_CHAR:
-                # pdfium reports a hyphen that ends a line as a control code; the hyphen stays,
-                # so the line join treats it as it treats pdfminer's.
-                ch = "-" if raw.FPDFText_IsHyphen(tp, k) == 1 else " "
-            if ch.isspace() or raw.FPDFText_IsGenerated(tp, k) == 1:
-                glyphs.append(_SPACE)  # only a separator: its box is never read
-                continue
-            address = ctypes.cast(raw.FPDFText_GetTextObject(tp, k), ctypes.c_void_p).value
-            shared = objects.get(address) if address else None
-            if shared is None:
-                m = raw.FPDFText_GetFontInfo(tp, k, buf, len(buf), ctypes.byref(flags))
-                key = buf.raw[: max(0, m - 1)]
-                font = fonts.setdefault(key, base_font_name(key.decode("latin-1")))
-                angle = raw.FPDFText_GetCharAngle(tp, k)
-                upright = (
-                    abs(angle) < 0.1 or abs(angle - 3.14159) < 0.1 or abs(angle - 6.28318) < 0.1
-                )
-                shared = (font, upright)
-                if address:
-                    objects[address] = shared
-            font, upright = shared
-            raw.FPDFText_GetLooseCharBox(tp, k, rect_ref)
-            x0, y0 = rect.left - left, top - rect.top
-            x1, y1 = rect.right - left, top - rect.bottom
-            if rotation:
-                x0, y0 = _rotate(x0, y0, w, h, rotation)
-                x1, y1 = _rotate(x1, y1, w, h, rotation)
-                x0, x1 = sorted((x0, x1))
-                y0, y1 = sorted((y0, y1))
-                upright = not upright if rotation in (90, 270) else upright
-            # pdfium reports the nominal size (1 for text scaled by its matrix); the loose box
-            # height is the size as drawn.
-            size = max(raw.FPDFText_GetFontSize(tp, k), 0.8 * (y1 - y0), 1.0)
-            glyphs.append(Glyph(ch, x0, y0, x1, y1, size, font, upright))
-        return glyphs
-    finally:
-        textpage.close()
-
-
-#: What pdfium reports for a character without a Unicode mapping (or none at all).
-_NO_CHAR = frozenset({"\x00", "\x02", "\ufffe", "\uffff"})
-_SPACE = Glyph(" ", 0, 0, 0, 0, 1.0, "")
-
-
-def _char(code: int) -> str:
-    return chr(code) if 0 <= code <= 0x10FFFF else "\x00"
-
-
-def _page_text(textpage: Any, n: int) -> str | None:
-    """The page's characters in one call, one per character index; ``None`` when the UTF-16
-    pdfium returns does not line up with its indices (the caller then asks each one)."""
-    import pypdfium2.raw as raw
-
-    if n <= 0:
-        return ""
-    buffer = ctypes.create_string_buffer(2 * (n + 1))
-    got = raw.FPDFText_GetText(textpage, 0, n, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort)))
-    text = buffer.raw[: 2 * max(0, got - 1)].decode("utf-16-le", errors="replace")
-    return text if len(text) == n else None
-
-
-def _rotate(x: float, y: float, w: float, h: float, rotation: int) -> tuple[float, float]:
-    """Top-left coordinates on the unrotated page → on the page as displayed (clockwise)."""
-    if rotation == 90:
-        return h - y, x
-    if rotation == 180:
-        return w - x, h - y
-    return y, w - x
 
 
 def render_page(

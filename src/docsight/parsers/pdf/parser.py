@@ -1,8 +1,10 @@
 """The PDF parser: opening and validation, document-level reads and the three passes.
 
 pypdfium2 opens and validates the file (so encryption and corruption are reported before anything
-else runs), counts pages, reads the outline and metadata, and renders pages and crops. pdfplumber
-supplies glyphs, vector objects and embedded images, and finds ruled tables.
+else runs), counts pages, reads the outline and metadata, renders pages and crops, and supplies
+each page's glyphs, drawn shapes and images (:mod:`.pdfium_objects`; pdfminer's reading of the
+same, :mod:`.extract`, with ``parse.pdf_objects = "pdfminer"``). pdfplumber's finder turns the
+shapes into ruled tables.
 
 The parse runs in three passes: extraction per page (renders, tables, figures, lines; OCR for
 pages without a usable text layer, see :mod:`~docsight.parsers.pdf.scan`), document
@@ -36,7 +38,6 @@ from docsight.parsers.pdf.extract import (
     MAX_VECTOR_OBJECTS,
     Objects,
     crop_asset,
-    pdfium_glyphs,
     render_page,
     vector_objects,
 )
@@ -44,6 +45,7 @@ from docsight.parsers.pdf.figures import add_figures
 from docsight.parsers.pdf.layout import Word, group_lines, inside, words_from_glyphs
 from docsight.parsers.pdf.page import Page, Rect
 from docsight.parsers.pdf.passes import LIVE_PAGES, PageStore, finish_pages
+from docsight.parsers.pdf.pdfium_objects import pdfium_glyphs, pdfium_objects
 from docsight.parsers.pdf.scan import OcrRun, ocr_page, wants_ocr
 from docsight.parsers.pdf.tables import find_tables, table_atom, with_row_labels
 from docsight.parsers.pdf.visibility import VisibilityCheck
@@ -67,8 +69,9 @@ class PdfParser:
     # 2: figure labels as text, the shared caption rule; 3: Markdown lists; 4: OCR of pages
     # without a text layer; 5: hidden text flagged and kept out of the flow; 6: a chart's title
     # is its caption, not a section heading; 7: row labels left of a table's ruled or shaded
-    # number columns belong to the table; 8: letter-spaced titles read as words
-    version = "8"
+    # number columns belong to the table; 8: letter-spaced titles read as words; 9: pages read
+    # from pdfium's objects instead of pdfminer's (parse.pdf_objects)
+    version = "9"
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
@@ -78,7 +81,7 @@ class PdfParser:
             builder = source.builder(f"{self.name}/{self.version}")
             metadata, meta_title = _metadata(doc)
             outline = _outline(doc, builder)
-            plumber = _open_plumber(source.data, builder)
+            plumber = _open_plumber(source.data, builder, settings)
             # A long document's pages wait packed between the passes (see :mod:`.passes`).
             pages = PageStore(packed=n_pages > LIVE_PAGES)
             run = extract_pages(doc, plumber, range(n_pages), settings, builder, context, pages)
@@ -238,7 +241,11 @@ def _outline(doc: Any, builder: DocumentBuilder) -> list[tuple[int, str, int]]:
     return entries
 
 
-def _open_plumber(data: bytes, builder: DocumentBuilder) -> Any:
+def _open_plumber(data: bytes, builder: DocumentBuilder, settings: ParseSettings) -> Any:
+    """pdfplumber over the file when ``parse.pdf_objects`` asks for pdfminer; ``None`` has
+    the pages read from pdfium's objects."""
+    if settings.pdf_objects != "pdfminer":
+        return None
     import pdfplumber
 
     try:
@@ -266,11 +273,14 @@ def _extract_page(
         w, h = pdfium_page.get_size()
         page = Page(i, float(w), float(h))
         plumber_page = None
-        if (
-            plumber is not None
-            and i < len(plumber.pages)
-            and vector_objects(pdfium_page) <= MAX_VECTOR_OBJECTS
-        ):
+        objects = None
+        if plumber is None:
+            # pdfium's objects (or, on a page drawing too many paths, its text alone).
+            try:
+                objects = pdfium_objects(pdfium_page, page)
+            except Exception as exc:
+                builder.warn(f"page {i + 1}: its objects could not be read ({exc}); text only")
+        elif i < len(plumber.pages) and vector_objects(pdfium_page) <= MAX_VECTOR_OBJECTS:
             plumber_page = plumber.pages[i]
             x0, top, x1, bottom = plumber_page.cropbox
             page = Page(i, float(x1 - x0), float(bottom - top), origin=(x0, top))
@@ -278,7 +288,6 @@ def _extract_page(
         render, scale = None, 1.0
         if settings.render_pages:
             render, scale = render_page(pdfium_page, page, settings, builder)
-        objects = None
         if plumber_page is not None:
             try:
                 objects = Objects.read(plumber_page)
@@ -303,7 +312,7 @@ def _extract_page(
             if plumber_page is not None:
                 plumber_page.close()
             return page
-        if plumber_page is not None and objects is not None:
+        if objects is not None:
             try:
                 _find_atoms(
                     plumber_page,
@@ -319,7 +328,8 @@ def _extract_page(
             except Exception as exc:
                 builder.warn(f"page {i + 1}: table/figure detection failed ({exc})")
             finally:
-                plumber_page.close()
+                if plumber_page is not None:
+                    plumber_page.close()
         taken = [(a.x0, a.top, a.x1, a.bottom) for a in page.atoms if a.absorbs]
         page.lines = group_lines([w for w in words if not any(inside(w, t) for t in taken)])
         return page

@@ -69,7 +69,7 @@ def extract_part(
     # The builder numbers pages by position: the pages before the range hold their places.
     for _ in range(start):
         builder.add_page()
-    plumber = _open_plumber(data, builder)
+    plumber = _open_plumber(data, builder, settings)
     opened = len(builder.warnings)
     pages = PageStore(packed=True)
     run = extract_pages(doc, plumber, range(start, stop), settings, builder, context, pages)

@@ -22,7 +22,7 @@ from docsight.parsers.pdf.extract import MAX_VECTOR_OBJECTS, Objects
 from docsight.parsers.pdf.layout import Glyph, base_font_name
 from docsight.parsers.pdf.page import Page
 
-_TEXT, _PATH, _IMAGE, _FORM = 1, 2, 3, 5
+_PATH, _IMAGE, _FORM = 2, 3, 5
 _LINETO, _BEZIERTO, _MOVETO = 0, 1, 2
 #: Forms nested deeper than this are not entered (pdfminer's own limit is the stack).
 _MAX_DEPTH = 12
@@ -284,10 +284,16 @@ def _multiply(inner: Matrix, outer: Matrix) -> Matrix:
 def pdfium_glyphs(pdfium_page: Any, page: Page) -> list[Glyph]:
     """Glyphs from pdfium's text layer, in the same top-left frame as the crop box.
 
-    Each costs a few ctypes calls, so the text comes in one call and what a character shares
-    with its text object (font, direction, size) is asked once per object. Upright glyphs on an
-    unrotated page are placed as pdfminer's are (:meth:`Objects.read`): hung from their
-    baseline, one em high, so math fonts' deep descents do not merge lines.
+    pdfium inserts spaces and line breaks it infers; they are left out, because the passes
+    after this one measure the gaps between glyphs themselves, as they do for pdfminer's. Its
+    order is the content stream's, except that it puts an accent drawn after its letter into
+    the word ("Frenay" where pdfminer reads "Fr´ enay").
+
+    Each character costs a few ctypes calls, so the text comes in one call and what a character
+    shares with its text object (font, direction, size) is asked once per object. Upright
+    glyphs on an unrotated page are placed as pdfminer's are (:meth:`Objects.read`): from the
+    origin over the advance width, hung from their baseline, one em high, so math fonts' deep
+    descents do not merge lines and an italic f's overhang does not split its word.
     """
     import pypdfium2.raw as raw
 
@@ -306,39 +312,23 @@ def pdfium_glyphs(pdfium_page: Any, page: Page) -> list[Glyph]:
         advance = ctypes.c_float()
         advance_ref = ctypes.byref(advance)
         shared_of = _TextObjects(raw, tp, rotation)
-        glyphs: list[Glyph] = []
-        #: Whether the last glyph is a ligature pdfium spelt out ("fi" drawn as one glyph).
-        ligature = False
+        #: Each glyph, and whether it is placed from its origin (see _join_ligatures).
+        drawn: list[tuple[Glyph, bool]] = []
         for k in range(n):
             ch = text[k]
-            if not ch:
-                continue  # the second half of a character drawn as a surrogate pair
+            if not ch or raw.FPDFText_IsGenerated(tp, k) == 1:
+                continue  # a surrogate pair's second half, or a space pdfium inferred
             if ch in _NO_CHAR:
                 # pdfium reports a hyphen that ends a line as a control code; the hyphen stays,
                 # so the line join treats it as it treats pdfminer's.
                 ch = "-" if raw.FPDFText_IsHyphen(tp, k) == 1 else " "
-            if ch.isspace() or raw.FPDFText_IsGenerated(tp, k) == 1:
-                glyphs.append(_SPACE)  # only a separator: its box is never read
-                ligature = False
+            if ch.isspace():
+                drawn.append((_SPACE, False))  # a separator: its box is never read
                 continue
             font, upright, em, size, pdf_font, scale_x = shared_of(k)
             if em:
                 raw.FPDFText_GetCharOrigin(tp, k, ox_ref, oy_ref)
                 x0, y0 = ox.value - left, top - oy.value - 0.8 * em
-                last = glyphs[-1] if glyphs else _SPACE
-                same_line = last is not _SPACE and abs(last.top - y0) < 0.01
-                if same_line and abs(last.x0 - x0) < 0.01:
-                    # The letters of a ligature share its origin: one glyph, as pdfminer reads it.
-                    glyphs[-1] = last._replace(text=last.text + ch)
-                    ligature = True
-                    continue
-                if ligature and same_line and x0 > last.x0:
-                    # Its advance is the ligature's, not its first letter's; pdfium set no space
-                    # after it, so it ends where the next glyph begins.
-                    glyphs[-1] = last._replace(x1=x0)
-                ligature = False
-                # From the origin over the advance width, as pdfminer measures a glyph: pdfium's
-                # boxes are the outline's, and an italic f's overhang would split its word.
                 if (
                     pdf_font
                     and raw.FPDFFont_GetGlyphWidth(
@@ -350,9 +340,9 @@ def pdfium_glyphs(pdfium_page: Any, page: Page) -> list[Glyph]:
                 else:  # no width for this character: the outline's box
                     raw.FPDFText_GetLooseCharBox(tp, k, rect_ref)
                     x1 = rect.right - left
-                glyphs.append(Glyph(ch, x0, y0, max(x1, x0), y0 + em, em, font, True))
+                glyph = Glyph(ch, x0, y0, max(x1, x0), y0 + em, em, font, True)
+                drawn.append((glyph, True))
                 continue
-            ligature = False
             raw.FPDFText_GetLooseCharBox(tp, k, rect_ref)
             x0, x1 = rect.left - left, rect.right - left
             y0, y1 = top - rect.top, top - rect.bottom
@@ -363,12 +353,29 @@ def pdfium_glyphs(pdfium_page: Any, page: Page) -> list[Glyph]:
                 y0, y1 = sorted((y0, y1))
                 upright = not upright if rotation in (90, 270) else upright
             # Turned or mirrored text: the em as drawn, or failing that the loose box's height.
-            glyphs.append(
-                Glyph(ch, x0, y0, x1, y1, size or max(0.8 * (y1 - y0), 1.0), font, upright)
-            )
-        return glyphs
+            glyph = Glyph(ch, x0, y0, x1, y1, size or max(0.8 * (y1 - y0), 1.0), font, upright)
+            drawn.append((glyph, False))
+        return _join_ligatures(drawn)
     finally:
         textpage.close()
+
+
+def _join_ligatures(drawn: list[tuple[Glyph, bool]]) -> list[Glyph]:
+    """pdfium spells a ligature out ("fi" drawn as one glyph is an f and an i at one origin);
+    pdfminer reads one glyph of two letters. Its advance is taken as its letters' together, a
+    little wider than the ligature's own, so the next letter still touches it while a word gap
+    after it stays a gap."""
+    glyphs: list[Glyph] = []
+    previous_anchored = False
+    for glyph, anchored in drawn:
+        last = glyphs[-1] if glyphs and previous_anchored and anchored else None
+        if last is not None and abs(last.top - glyph.top) < 0.01 and abs(last.x0 - glyph.x0) < 0.01:
+            width = glyph.x1 - glyph.x0
+            glyphs[-1] = last._replace(text=last.text + glyph.text, x1=last.x1 + width)
+            continue
+        glyphs.append(glyph)
+        previous_anchored = anchored and glyph is not _SPACE
+    return glyphs
 
 
 class _TextObjects:

@@ -247,9 +247,11 @@ class _Walker:
             obj, ctypes.byref(r), ctypes.byref(g), ctypes.byref(b), ctypes.byref(a)
         ):
             return False
-        # Fully transparent paint is as invisible as white; pdfium has resolved the colour
-        # space (a Separation tint, an ICC profile) to RGB already.
-        return a.value == 0 or min(r.value, g.value, b.value) >= 253
+        # pdfium has resolved the colour space (a Separation tint, an ICC profile) to RGB.
+        # Its alpha is not read: design tools draw text frames as fully transparent boxes,
+        # which the figure and table passes (written against pdfminer, which has no alpha)
+        # take as drawn panels.
+        return min(r.value, g.value, b.value) >= 253
 
 
 def _square(pts: list[tuple[float, float]]) -> bool:
@@ -352,8 +354,8 @@ def pdfium_glyphs(pdfium_page: Any, page: Page) -> list[Glyph]:
                 x0, x1 = sorted((x0, x1))
                 y0, y1 = sorted((y0, y1))
                 upright = not upright if rotation in (90, 270) else upright
-            # Turned or mirrored text: the em as drawn, or failing that the loose box's height.
-            glyph = Glyph(ch, x0, y0, x1, y1, size or max(0.8 * (y1 - y0), 1.0), font, upright)
+            # Slanted, mirrored or turned text (see _TextObjects for its size).
+            glyph = Glyph(ch, x0, y0, x1, y1, size or max(y1 - y0, 1.0), font, upright)
             drawn.append((glyph, False))
         return _join_ligatures(drawn)
     finally:
@@ -413,12 +415,22 @@ class _TextObjects:
         if raw.FPDFText_GetMatrix(self.tp, k, ctypes.byref(m)):
             # The em as drawn, whichever way the text runs (pdfium's size is the nominal one,
             # 1 for text scaled by its matrix).
-            drawn = nominal * abs(m.a * m.d - m.b * m.c) ** 0.5
             # pdfminer's reading: slanted (oblique) text still runs along its line.
             upright = m.a * m.d > 0 and m.b * m.c <= 0
             upright_here = m.a > 0 and m.d > 0 and abs(m.b) < 1e-3 * m.a and abs(m.c) < 1e-3 * m.d
             if upright_here and not self.rotation:
                 em, scale_x = nominal * m.d, m.a
+            # Text running across the page as displayed has the em it is drawn at (pdfium's
+            # size is the nominal one, 1 for text scaled by its matrix). Text running up or
+            # down the page gets the height of its box, the advance, as pdfminer gives it
+            # (the table passes' tolerances were set on that): ``drawn`` stays 0.
+            across = (
+                abs(m.b) < 1e-3 * abs(m.a)
+                if self.rotation in (0, 180)
+                else (abs(m.a) < 1e-3 * abs(m.b))
+            )
+            if across:
+                drawn = nominal * abs(m.a * m.d - m.b * m.c) ** 0.5
         if em >= 0.5:
             pdf_font = raw.FPDFTextObj_GetFont(obj) if address else None
             shared = (font, upright, em, nominal, pdf_font, scale_x)

@@ -91,11 +91,19 @@ def main() -> int:
     ap.add_argument("--compare", type=Path)
     ap.add_argument("--profile", type=Path, help="write cProfile stats of all parses here")
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--objects",
+        choices=["pdfium", "pdfminer"],
+        default=None,
+        help="parse.pdf_objects: what reads the pages' glyphs and shapes (default: the setting's)",
+    )
     args = ap.parse_args()
     if not DOCUMENTS.is_dir():
         print(f"no dev documents at {DOCUMENTS}", file=sys.stderr)
         return 2
     settings = ParseSettings(ocr="never")
+    if args.objects:
+        settings = settings.model_copy(update={"pdf_objects": args.objects})
     parser = PdfParser()
     profile = cProfile.Profile() if args.profile else None
     rows: list[dict[str, Any]] = []
@@ -143,6 +151,7 @@ def main() -> int:
             "machine": machine(onnxruntime=False),
             "load_before": load_before,
             "load_after": load_average(),
+            "pdf_objects": settings.pdf_objects,
             "files": rows,
             "pages": pages,
             "cpu_s": round(cpu, 2),

@@ -246,8 +246,9 @@ class ParseSettings(_Settings):
     extract_tables: bool = True
     extract_figures: bool = True
     #: What reads a PDF page's glyphs, images and drawn shapes: ``pdfium`` walks the objects
-    #: pdfium has parsed already; ``pdfminer`` (through pdfplumber) interprets the content
-    #: stream again in Python, at several times the cost (``benchmarks/results/parse_cpu.md``).
+    #: pdfium has parsed already; ``pdfminer`` (through pdfplumber, the reading before parser
+    #: ``pdf/9``) interprets the content stream again in Python, at about 1.5 times the CPU of
+    #: the parse without models (``benchmarks/results/parse_cpu.md``, section 4).
     pdf_objects: Literal["pdfium", "pdfminer"] = "pdfium"
     #: OCR for pages and images without a usable text layer (needs the ``ocr`` extra):
     #: ``auto`` OCRs pages whose text layer holds fewer than ``ocr_min_chars`` characters,

@@ -109,12 +109,8 @@ class _Walker:
     def _frame(self, x: float, y: float) -> tuple[float, float]:
         """Page space (bottom-left origin) → the displayed page's top-left frame."""
         fx, fy = x - self.left, self.top - y
-        if self.rotation == 90:
-            return self.height - fy, fx
-        if self.rotation == 180:
-            return self.width - fx, self.height - fy
-        if self.rotation == 270:
-            return fy, self.width - fx
+        if self.rotation:
+            return _rotate(fx, fy, self.width, self.height, self.rotation)
         return fx, fy
 
     def _bounds(self, obj: Any, outer: Matrix) -> tuple[float, float, float, float] | None:
@@ -376,7 +372,7 @@ def _join_ligatures(drawn: list[tuple[Glyph, bool]]) -> list[Glyph]:
             glyphs[-1] = last._replace(text=last.text + glyph.text, x1=last.x1 + width)
             continue
         glyphs.append(glyph)
-        previous_anchored = anchored and glyph is not _SPACE
+        previous_anchored = anchored  # a separator is never anchored
     return glyphs
 
 

@@ -107,7 +107,7 @@ def parsed_png(require_ocr: None, scans: scangen.ScanSet, parse_scan: Parse) -> 
 @pytest.mark.slow
 def test_png_text_matches_the_source(parsed_png: ParsedDocument) -> None:
     doc = parsed_png.document
-    assert doc.parser == "image/1" and doc.page_count == 1
+    assert doc.parser == "image/2" and doc.page_count == 1
     assert (doc.pages[0].width, doc.pages[0].height) == (1275, 1651)
     assert doc.pages[0].image_id in {a.id for a in parsed_png.assets}
     assert character_error_rate(scangen.page_texts()[0], page_text(parsed_png, 0)) <= MAX_CER
@@ -283,7 +283,7 @@ def test_scanned_pdf_becomes_searchable(
 ) -> None:
     parsed = scan_pdf_twice[0][0]
     doc = parsed.document
-    assert doc.parser == "pdf/9" and parsed.warnings == []
+    assert doc.parser == "pdf/10" and parsed.warnings == []
     for k, page in enumerate(doc.pages):
         assert page.text_chars == 0 and page.image_id is not None
         elements = doc.elements_on_page(k)

@@ -46,7 +46,7 @@ def test_report_structure_is_valid(parsed_report: ParsedDocument) -> None:
     doc = parsed_report.document
     doc.validate_structure()
     assert doc.page_count == 3
-    assert doc.parser == "pdf/9"
+    assert doc.parser == "pdf/10"
     assert parsed_report.warnings == []
     assert [e.order for e in doc.elements] == list(range(len(doc.elements)))
 

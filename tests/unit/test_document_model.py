@@ -148,3 +148,39 @@ def test_page_labels_keep_spreads_and_ignore_inconsistent_numbers() -> None:
     doc = b.build().document
     # no offset is supported by three pages: only what is printed is kept
     assert [p.labels for p in doc.pages] == [[], ["2", "3"], [], ["17"]]
+
+
+def test_a_page_render_with_a_recipe_is_named_by_it_and_encoded_only_when_kept() -> None:
+    encoded: list[int] = []
+
+    def encode() -> bytes:
+        encoded.append(1)
+        return b"\x89PNG page"
+
+    recipe = {"page": 3, "scale": 2.0}
+    lean = DocumentBuilder(
+        doc_id="d" * 32,
+        name="r.pdf",
+        source="/r.pdf",
+        media_type="application/pdf",
+        sha256="d" * 64,
+        parser="test/1",
+        keep_page_pixels=False,
+    )
+    asset_id = lean.add_asset("page", "image/png", encode, 10, 10, render=recipe)
+    assert encoded == []  # never encoded only to be hashed and dropped
+    assert lean.assets[asset_id].data == b"" and lean.assets[asset_id].render == recipe
+
+    kept = _builder()
+    assert kept.add_asset("page", "image/png", encode, 10, 10, render=recipe) == asset_id
+    assert encoded == [1] and kept.assets[asset_id].data == b"\x89PNG page"
+    # Another recipe is another asset, even with the same pixels.
+    other = kept.add_asset("page", "image/png", encode, 10, 10, render={"page": 4, "scale": 2.0})
+    assert other != asset_id
+
+    # Without a recipe, and for crops, the id is still the hash of the bytes.
+    crop = kept.add_asset("crop", "image/png", lambda: b"logo", 4, 4, render={"page": 3})
+    assert crop == kept.add_asset("crop", "image/png", b"logo", 4, 4)
+    assert kept.add_asset("page", "image/png", b"x", 1, 1) != kept.add_asset(
+        "page", "image/png", b"y", 1, 1
+    )

@@ -21,7 +21,7 @@ def _output() -> ParseOutput:
         source="/docs/long.pdf",
         media_type="application/pdf",
         sha256="ab" * 32,
-        parser="pdf/9",
+        parser="pdf/10",
     )
     return ParseOutput(ParsedDocument(document), [], {"parse": 1.0, "chunk": 0.5})
 

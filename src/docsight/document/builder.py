@@ -8,7 +8,7 @@ open sections keyed by heading level) and collects binary assets. Parsers theref
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from docsight.document.classify import classify_layout
@@ -81,34 +81,38 @@ class DocumentBuilder:
         self,
         kind: str,
         media_type: str,
-        data: bytes,
+        data: bytes | Callable[[], bytes],
         width: int = 0,
         height: int = 0,
         render: dict[str, Any] | None = None,
     ) -> str:
         """Add a render or crop; ``render`` is the recipe that makes it again from the source
-        file (see :class:`Asset`).
+        file (see :class:`Asset`). ``data`` is the bytes, or a function that encodes them.
 
-        Without ``keep_page_pixels``, a page render with a recipe is kept without its bytes once
-        its id is computed from them: ingestion stores such a render as its recipe anyway, and
-        holding a PNG of every page until the end of a 1,000-page parse costs hundreds of MiB.
+        A page render with a recipe is named by the recipe (:meth:`Asset.recipe_id`), not by
+        its bytes. Without ``keep_page_pixels`` it keeps no bytes and its ``data`` function is
+        never called: ingestion stores such a render as its recipe anyway, holding a PNG of
+        every page until the end of a 1,000-page parse cost hundreds of MiB, and encoding one
+        only to hash it was a sixth of a text PDF's parse (``benchmarks/results/parse_cpu.md``).
         """
-        asset_id = Asset.make_id(self.doc_id, kind, data)
-        if kind == "page" and render is not None and not self.keep_page_pixels:
-            data = b""
-        self.assets.setdefault(
-            asset_id,
-            Asset(
+        if kind == "page" and render is not None:
+            asset_id = Asset.recipe_id(self.doc_id, kind, render)
+            if not self.keep_page_pixels:
+                data = b""
+        else:
+            data = data() if callable(data) else data
+            asset_id = Asset.make_id(self.doc_id, kind, data)
+        if asset_id not in self.assets:
+            self.assets[asset_id] = Asset(
                 id=asset_id,
                 doc_id=self.doc_id,
                 kind=kind,
                 media_type=media_type,
-                data=data,
+                data=data() if callable(data) else data,
                 width=width,
                 height=height,
                 render=render,
-            ),
-        )
+            )
         return asset_id
 
     # --- content -------------------------------------------------------------------------------

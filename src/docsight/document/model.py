@@ -11,6 +11,7 @@ they survive re-rendering at any resolution. Pages are 0-based everywhere.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -320,6 +321,13 @@ class Asset:
     @staticmethod
     def make_id(doc_id: str, kind: str, data: bytes) -> str:
         return content_id("asset", doc_id, kind, bytes_sha256(data))
+
+    @staticmethod
+    def recipe_id(doc_id: str, kind: str, render: dict[str, Any]) -> str:
+        """The id of a render named by its recipe: the document's id is the hash of the file's
+        bytes, and the recipe makes the same pixels from them, so this is a content id too.
+        It spares encoding a page render whose bytes are not kept only to hash them."""
+        return content_id("asset", doc_id, kind, "recipe", json.dumps(render, sort_keys=True))
 
 
 @dataclass

@@ -39,7 +39,8 @@ _FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/tiff": "TIFF"}
 class ImageParser:
     name = "image"
     uses_ocr = True
-    version = "1"
+    # 2: page renders named by their recipe, not by their PNG (Asset.recipe_id)
+    version = "2"
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None
@@ -183,11 +184,12 @@ def _fit(image: Image.Image, settings: ParseSettings) -> Image.Image:
 def _asset(
     builder: DocumentBuilder, kind: str, image: Image.Image, render: dict[str, Any] | None = None
 ) -> str:
-    out = io.BytesIO()
-    image.save(out, format="PNG", compress_level=1)
-    return builder.add_asset(
-        kind, "image/png", out.getvalue(), image.width, image.height, render=render
-    )
+    def encode() -> bytes:
+        out = io.BytesIO()
+        image.save(out, format="PNG", compress_level=1)
+        return out.getvalue()
+
+    return builder.add_asset(kind, "image/png", encode, image.width, image.height, render=render)
 
 
 def render_frame(data: bytes, media_type: str, recipe: dict[str, Any]) -> Image.Image:

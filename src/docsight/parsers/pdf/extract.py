@@ -148,7 +148,7 @@ def render_page(
     asset = builder.add_asset(
         "page",
         "image/png",
-        _png(image),
+        lambda: _png(image),
         image.width,
         image.height,
         render={"page": page.index, "scale": scale},

@@ -70,8 +70,9 @@ class PdfParser:
     # without a text layer; 5: hidden text flagged and kept out of the flow; 6: a chart's title
     # is its caption, not a section heading; 7: row labels left of a table's ruled or shaded
     # number columns belong to the table; 8: letter-spaced titles read as words; 9: pages read
-    # from pdfium's objects instead of pdfminer's (parse.pdf_objects)
-    version = "9"
+    # from pdfium's objects instead of pdfminer's (parse.pdf_objects); 10: page renders named by
+    # their recipe, not by their PNG (Asset.recipe_id)
+    version = "10"
 
     def parse(
         self, source: SourceFile, settings: ParseSettings, context: ParseContext | None = None

@@ -226,6 +226,31 @@ def test_page_renders(parsed_report: ParsedDocument) -> None:
         assert (image.width, image.height) == (816, 1056)  # 96 dpi
 
 
+def test_page_renders_kept_or_not_have_the_same_ids(report_pdf: Path) -> None:
+    """Ingestion without a visual encoder keeps no page pixels, and then never encodes them; the
+    ids do not depend on it, and the recipe makes the pixels a kept render has."""
+    import dataclasses
+
+    from docsight.document.model import Asset
+    from docsight.index.renders import make_image
+    from docsight.parsers.pdf import PdfParser
+    from docsight.settings import ParseSettings
+    from fixtures.pdf_fixtures import source_file
+
+    source = source_file(report_pdf)
+    kept = PdfParser().parse(source, ParseSettings())
+    lean = PdfParser().parse(dataclasses.replace(source, page_pixels=False), ParseSettings())
+    assert kept.document.model_dump() == lean.document.model_dump()
+    pages = {a.id: a for a in kept.assets if a.kind == "page"}
+    lean_pages = {a.id: a for a in lean.assets if a.kind == "page"}
+    assert set(pages) == set(lean_pages) == {p.image_id for p in kept.document.pages}
+    for asset_id, asset in pages.items():
+        assert asset.render is not None and lean_pages[asset_id].data == b""
+        assert asset_id == Asset.recipe_id(kept.document.id, "page", asset.render)
+        made = Image.open(io.BytesIO(make_image(report_pdf, "application/pdf", asset.render)))
+        assert made.tobytes() == _png(kept, asset_id).tobytes()
+
+
 def test_render_limits_and_switches(report_pdf: Path, parse_pdf: Parse) -> None:
     small = parse_pdf(report_pdf, max_render_pixels=100_000, extract_tables=False)
     image = _png(small, small.document.pages[0].image_id)

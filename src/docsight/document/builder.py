@@ -93,7 +93,8 @@ class DocumentBuilder:
         its bytes. Without ``keep_page_pixels`` it keeps no bytes and its ``data`` function is
         never called: ingestion stores such a render as its recipe anyway, holding a PNG of
         every page until the end of a 1,000-page parse cost hundreds of MiB, and encoding one
-        only to hash it was a sixth of a text PDF's parse (``benchmarks/results/parse_cpu.md``).
+        only to hash it was about a quarter of a text PDF's parse without models
+        (``benchmarks/results/parse_cpu.md``, section 5).
         """
         if kind == "page" and render is not None:
             asset_id = Asset.recipe_id(self.doc_id, kind, render)

@@ -7,7 +7,7 @@ from docsight.document import SCHEMA_VERSION, BBox, Document, ElementKind, Font
 from docsight.document.builder import DocumentBuilder
 
 
-def _builder() -> DocumentBuilder:
+def _builder(keep_page_pixels: bool = True) -> DocumentBuilder:
     return DocumentBuilder(
         doc_id="d" * 32,
         name="report.pdf",
@@ -16,6 +16,7 @@ def _builder() -> DocumentBuilder:
         sha256="d" * 64,
         parser="test/1",
         size_bytes=1234,
+        keep_page_pixels=keep_page_pixels,
     )
 
 
@@ -158,15 +159,7 @@ def test_a_page_render_with_a_recipe_is_named_by_it_and_encoded_only_when_kept()
         return b"\x89PNG page"
 
     recipe = {"page": 3, "scale": 2.0}
-    lean = DocumentBuilder(
-        doc_id="d" * 32,
-        name="r.pdf",
-        source="/r.pdf",
-        media_type="application/pdf",
-        sha256="d" * 64,
-        parser="test/1",
-        keep_page_pixels=False,
-    )
+    lean = _builder(keep_page_pixels=False)
     asset_id = lean.add_asset("page", "image/png", encode, 10, 10, render=recipe)
     assert encoded == []  # never encoded only to be hashed and dropped
     assert lean.assets[asset_id].data == b"" and lean.assets[asset_id].render == recipe

@@ -409,8 +409,6 @@ class _TextObjects:
         em = scale_x = drawn = 0.0
         m = self.matrix
         if raw.FPDFText_GetMatrix(self.tp, k, ctypes.byref(m)):
-            # The em as drawn, whichever way the text runs (pdfium's size is the nominal one,
-            # 1 for text scaled by its matrix).
             # pdfminer's reading: slanted (oblique) text still runs along its line.
             upright = m.a * m.d > 0 and m.b * m.c <= 0
             upright_here = m.a > 0 and m.d > 0 and abs(m.b) < 1e-3 * m.a and abs(m.c) < 1e-3 * m.d

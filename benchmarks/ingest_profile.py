@@ -17,6 +17,9 @@ a fresh temporary collection with the default settings, then prints and writes:
 * the floor, timed in the same run after the ingestion: pdfium text extraction of every page
   (``get_textpage().get_text_range()``) plus MiniLM embedding (the project's encoder) of the chunk
   texts read back from the collection, and the ingestion/floor ratio;
+* beside it, the floor with OCR: the same plus RapidOCR alone on the images ingestion read by
+  OCR (the pages the parser OCR'd, rendered as it renders them, and the pictures picture OCR
+  read), and that ratio too: issue 17's floor has no OCR, while its runs read scans by OCR;
 * per file: pages without a text layer (read by OCR), model calls, pictures read by OCR;
 * the pictures picture OCR read, by size, and how many gave text;
 * the machine, the command line, the date, the load before and after and the CPU time other
@@ -222,16 +225,18 @@ def per_file(report: IngestReport, ds: DocSight, ocr_min_chars: int) -> list[dic
     return out
 
 
-def picture_sizes(report: IngestReport, ds: DocSight, settings: Settings) -> dict[str, Any]:
+def ocr_pictures(
+    report: IngestReport, ds: DocSight, settings: Settings
+) -> list[tuple[bytes, int, bool]]:
     """The pictures picture OCR read, reconstructed from the stored documents: figures with a
     crop on pages that have a text layer (scanned pages are read whole), covering at least
     ``ocr_picture_min_area`` of the page, at least 64 px a side, and either read (``ocr``) or
-    still without text. Their sizes and whether OCR found text. The count is checked against
-    ``count.pictures_ocr``, which is exact."""
+    still without text. Each as (crop bytes, pixels, whether OCR found text); the count is
+    checked against ``count.pictures_ocr``, which is exact."""
     from PIL import Image
 
     parse = settings.parse
-    sizes: list[tuple[int, bool]] = []
+    out: list[tuple[bytes, int, bool]] = []
     for f in report.files:
         if not f.doc_id or f.status not in ("added", "no_text"):
             continue
@@ -246,15 +251,19 @@ def picture_sizes(report: IngestReport, ds: DocSight, settings: Settings) -> dic
             if not read and e.text.strip():
                 continue  # had text of its own: not read
             asset = ds.store.get_asset(e.image_id)
-            if asset is None:
+            if asset is None or not asset.data:
                 continue
-            w, h = asset.width, asset.height
-            if not (w and h) and asset.data:
-                with Image.open(io.BytesIO(asset.data)) as image:
-                    w, h = image.size
+            with Image.open(io.BytesIO(asset.data)) as image:
+                w, h = image.size
             if min(w, h) < 64:
                 continue
-            sizes.append((w * h, read))
+            out.append((asset.data, w * h, read))
+    return out
+
+
+def picture_sizes(pictures: list[tuple[bytes, int, bool]]) -> dict[str, Any]:
+    """The sizes of the pictures picture OCR read and whether it found text, by size bin."""
+    sizes = [(px, read) for _, px, read in pictures]
     bins: dict[str, dict[str, int]] = {}
     edges = (0.0, *SIZE_BINS, float("inf"))
     for lo, hi in itertools.pairwise(edges):
@@ -315,6 +324,86 @@ def embed_floor(texts: list[str]) -> dict[str, float]:
         "load_cpu": load[1],
         "wall": time.perf_counter() - wall,
         "cpu": time.process_time() - cpu,
+    }
+
+
+def ocr_floor(
+    report: IngestReport,
+    ds: DocSight,
+    pictures: list[tuple[bytes, int, bool]],
+    settings: Settings,
+) -> dict[str, Any] | None:
+    """RapidOCR alone on the images ingestion reads by OCR: the pages without a text layer that
+    the PDF parser sends to OCR, rendered at the scale it chooses and reduced as it reduces them,
+    and the pictures picture OCR read. One RapidOCR instance with docsight's detection and
+    recognition settings, onnxruntime at its default threads (one per core, as MiniLM in the
+    floor), no cache, no layout model, nothing done with the lines. ``None`` without the
+    ``ocr`` extra (then ingestion reads nothing by OCR either)."""
+    from docsight.vision import ocr_available
+
+    if not ocr_available():
+        return None
+    import numpy as np
+    import pypdfium2 as pdfium
+    import rapidocr
+    from PIL import Image
+
+    from docsight.parsers.pdf.page import Page
+    from docsight.parsers.pdf.scan import ocr_scale, wants_ocr
+    from docsight.parsers.raster.page import is_blank, working_image
+    from docsight.vision.ocr import OcrEngine
+
+    params = {k: v for k, v in OcrEngine().rapidocr_params().items() if "onnxruntime" not in k}
+    wall, cpu = time.perf_counter(), time.process_time()
+    engine = rapidocr.RapidOCR(params=params)
+    engine(np.full((64, 256, 3), 255, dtype=np.uint8))  # load and warm up, not counted
+    load = time.perf_counter() - wall, time.process_time() - cpu
+
+    def clocked() -> dict[str, float]:
+        return {"images": 0, "mpx": 0.0, "lines": 0, "wall": 0.0, "cpu": 0.0}
+
+    def read(rgb: np.ndarray, into: dict[str, float]) -> None:
+        """RapidOCR on one image; only the call is timed (rendering and decoding are not)."""
+        bgr = np.ascontiguousarray(rgb[:, :, ::-1])  # RapidOCR reads arrays as OpenCV: BGR
+        w, c = time.perf_counter(), time.process_time()
+        result = engine(bgr)
+        into["wall"] += time.perf_counter() - w
+        into["cpu"] += time.process_time() - c
+        into["images"] += 1
+        into["mpx"] += rgb.shape[0] * rgb.shape[1] / 1e6
+        into["lines"] += len(getattr(result, "txts", None) or ())
+
+    on_pages, on_pictures = clocked(), clocked()
+    for f in report.files:
+        if not f.doc_id or f.status not in ("added", "no_text"):
+            continue
+        # The parser's own count of visible characters decides, as it did while ingesting.
+        stored = ds.store.get_document(f.doc_id).pages
+        doc = pdfium.PdfDocument(f.path)
+        try:
+            for info in stored:
+                if not wants_ocr(settings.parse, info.text_chars):
+                    continue
+                pdf_page = doc[info.index]
+                page = Page(index=info.index, width=info.width, height=info.height)
+                scale = ocr_scale(pdf_page, page, settings.parse)
+                if scale is not None:
+                    work, _ = working_image(pdf_page.render(scale=scale).to_pil().convert("RGB"))
+                    if not is_blank(work):
+                        read(work, on_pages)
+                pdf_page.close()
+        finally:
+            doc.close()
+    for data, _, _ in pictures:
+        with Image.open(io.BytesIO(data)) as image:
+            read(np.asarray(image.convert("RGB")), on_pictures)
+    return {
+        "pages": on_pages,
+        "pictures": on_pictures,
+        "load_wall": load[0],
+        "load_cpu": load[1],
+        "wall": on_pages["wall"] + on_pictures["wall"],
+        "cpu": on_pages["cpu"] + on_pictures["cpu"],
     }
 
 
@@ -411,6 +500,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"Embedding in the pipeline: {_num(s['embed_chunks_per_s'])} chunks/s "
         f"against {_num(floor['embed_chunks_per_s'])} chunks/s in the floor.",
         "",
+        *_ocr_floor_lines(s, floor),
         "## Per file",
         "",
         "| file | pages | no text layer | OCR / layout / table calls | tables | pictures "
@@ -444,6 +534,38 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _ocr_floor_lines(s: dict[str, Any], floor: dict[str, Any]) -> list[str]:
+    """The floor with OCR: the same models on the same images, without docsight around them."""
+    ocr, both = floor.get("ocr"), floor.get("with_ocr")
+    if not ocr or not both:
+        return ["Without the `ocr` extra nothing is read by OCR: the floor above is the whole.", ""]
+    pages, pics = ocr["pages"], ocr["pictures"]
+    return [
+        "### Floor with OCR: the same models on the same images",
+        "",
+        "The floor above does no OCR, while ingestion reads scanned pages and pictures by OCR. "
+        "Here RapidOCR alone (docsight's detection and recognition settings, onnxruntime at "
+        "its default threads, no cache, no layout model) reads the images ingestion sent to "
+        "OCR: the pages the parser read by OCR, rendered and reduced as it does, and the "
+        "pictures listed below. Loading "
+        f"({_num(ocr['load_wall'], 2)} s) is not counted.",
+        "",
+        "| part | wall s | CPU s | saw |",
+        "| --- | ---: | ---: | --- |",
+        f"| floor above | {_num(floor['wall'], 2)} | {_num(floor['cpu'], 2)} | |",
+        f"| RapidOCR, pages | {_num(pages['wall'], 2)} | {_num(pages['cpu'], 2)} "
+        f"| {pages['images']} pages, {_num(pages['mpx'])} Mpx, {pages['lines']:,} lines |",
+        f"| RapidOCR, pictures | {_num(pics['wall'], 2)} | {_num(pics['cpu'], 2)} "
+        f"| {pics['images']} pictures, {_num(pics['mpx'])} Mpx, {pics['lines']:,} lines |",
+        f"| **floor with OCR** | {_num(both['wall'], 2)} | {_num(both['cpu'], 2)} | |",
+        "",
+        f"**Ingestion/floor with OCR: {_num(both['ratio_wall'], 2)}× in wall time** "
+        f"({_num(s['elapsed_s'])} s / {_num(both['wall'])} s); "
+        f"{_num(both['ratio_cpu'], 2)}× in CPU time.",
+        "",
+    ]
+
+
 def print_table(result: dict[str, Any]) -> None:
     s, floor = result["summary"], result["floor"]
     out = sys.stdout
@@ -460,6 +582,14 @@ def print_table(result: dict[str, Any]) -> None:
         f"= {floor['wall']:.2f} s; ingestion/floor {floor['ratio_wall']:.2f}× wall, "
         f"{floor['ratio_cpu']:.2f}× CPU\n"
     )
+    ocr, both = floor.get("ocr"), floor.get("with_ocr")
+    if ocr and both:
+        out.write(
+            f"floor with OCR: + RapidOCR {ocr['pages']['wall']:.2f} s on "
+            f"{ocr['pages']['images']} pages and {ocr['pictures']['wall']:.2f} s on "
+            f"{ocr['pictures']['images']} pictures = {both['wall']:.2f} s; ingestion/floor "
+            f"{both['ratio_wall']:.2f}× wall, {both['ratio_cpu']:.2f}× CPU\n"
+        )
 
 
 # --- main -----------------------------------------------------------------------------------------
@@ -511,9 +641,12 @@ def main(argv: list[str] | None = None) -> int:
         stages = stage_rows(report, run)
         files_rows = per_file(report, ds, settings.parse.ocr_min_chars)
         texts = chunk_texts(report, ds)
-        pictures = picture_sizes(report, ds, settings)
+        read_pictures = ocr_pictures(report, ds, settings)
+        pictures = picture_sizes(read_pictures)
         floor_pdf = pdfium_floor(files)
         floor_embed = embed_floor(texts)
+        floor_ocr = ocr_floor(report, ds, read_pictures, settings)
+        del read_pictures
     environment["uptime_after"] = uptime()
     environment["busiest_after"] = busiest()
     environment["load_mean"] = statistics.fmean(load.samples) if load.samples else None
@@ -538,6 +671,10 @@ def main(argv: list[str] | None = None) -> int:
     cpu_total = run["parent_cpu"] + run["worker_cpu"]
     floor_wall = floor_pdf["wall"] + floor_embed["wall"]
     floor_cpu = floor_pdf["cpu"] + floor_embed["cpu"]
+    # The same work as ingestion's models: the floor above plus RapidOCR alone on the images
+    # ingestion read by OCR (issue 17's floor has no OCR, though its runs include scans).
+    same_wall = floor_wall + (floor_ocr["wall"] if floor_ocr else 0.0)
+    same_cpu = floor_cpu + (floor_ocr["cpu"] if floor_ocr else 0.0)
     result: dict[str, Any] = {
         "command": shlex.join(["python", *sys.argv]),
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
@@ -571,6 +708,13 @@ def main(argv: list[str] | None = None) -> int:
             "embed_chunks_per_s": (
                 floor_embed["chunks"] / floor_embed["wall"] if floor_embed["wall"] else 0.0
             ),
+            "ocr": floor_ocr,
+            "with_ocr": {
+                "wall": same_wall,
+                "cpu": same_cpu,
+                "ratio_wall": run["wall"] / same_wall if same_wall else None,
+                "ratio_cpu": cpu_total / same_cpu if same_cpu else None,
+            },
         },
         "files": files_rows,
         "pictures": pictures,

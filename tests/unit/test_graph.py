@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import tracemalloc
+from collections import Counter
+
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from docsight.document.artifacts import placeholder
 from docsight.document.chunk import Chunk
@@ -17,10 +22,16 @@ from docsight.document.model import (
 )
 from docsight.document.model import EdgeKind as MapEdge
 from docsight.graph import make_graph
-from docsight.graph.build import build_graph
+from docsight.graph.build import build_graph, rows_in_order
 from docsight.graph.evolve import evolve_lite, evolve_model
-from docsight.graph.model import EdgeKind, NodeKind
-from docsight.graph.summarize import KeywordModel, NodeSummary, SummaryRequest, first_sentence
+from docsight.graph.model import ContentGraph, EdgeKind, GraphEdge, NodeKind
+from docsight.graph.summarize import (
+    KeywordModel,
+    NodeSummary,
+    SummaryRequest,
+    first_sentence,
+    keyword_tokens,
+)
 from docsight.settings import GraphSettings
 
 DOC = "d" * 32
@@ -280,3 +291,84 @@ def test_keywords_prefer_distinctive_words() -> None:
     assert first_sentence("# Heading\nShort. This sentence has enough words in it.") == (
         "This sentence has enough words in it."
     )
+
+
+def test_edges_validate_and_read_back_the_stored_json_unchanged() -> None:
+    # The stored form: defaults left out, kinds as strings (as graphs written before edges
+    # became dataclasses were stored).
+    stored = (
+        '{"doc_id":"d","edges":[{"kind":"next","source":"a","target":"b","weight":0.5},'
+        '{"kind":"refers_to","source":"b","target":"c","text":"Table 3"}]}'
+    )
+    graph = ContentGraph.model_validate_json(stored)
+    assert graph.edges == [
+        GraphEdge(kind=EdgeKind.NEXT, source="a", target="b", weight=0.5),
+        GraphEdge(kind=EdgeKind.REFERS_TO, source="b", target="c", text="Table 3"),
+    ]
+    assert graph.edges[0].kind is EdgeKind.NEXT
+    assert graph.model_dump_json(exclude_defaults=True) == stored
+    assert len({*graph.edges, GraphEdge(kind="next", source="a", target="b", weight=0.5)}) == 2
+    with pytest.raises(ValidationError):
+        GraphEdge(kind="points_at", source="a", target="b")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        graph.edges[0].weight = 2.0  # type: ignore[misc]
+
+
+def test_an_edge_costs_a_fraction_of_a_model() -> None:
+    # A 1,000-page report's graph has about 41,000 edges: as pydantic models they held about
+    # 500 bytes each, read back from JSON about 1,000.
+    ids = [f"{i:032x}" for i in range(1000)]
+    tracemalloc.start()
+    try:
+        edges = [
+            GraphEdge(kind=EdgeKind.NEXT, source=ids[i % 1000], target=ids[(i * 7) % 1000])
+            for i in range(10_000)
+        ]
+        held, _ = tracemalloc.get_traced_memory()
+        stored = ContentGraph(doc_id="d", edges=edges).model_dump_json()
+        del edges
+        before, _ = tracemalloc.get_traced_memory()
+        graph = ContentGraph.model_validate_json(stored)
+        read_back = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(graph.edges) == 10_000
+    assert held / 10_000 < 200
+    assert read_back / 10_000 < 250
+
+
+def test_keywords_counted_piece_by_piece_are_those_of_the_joined_text() -> None:
+    pieces = [
+        "The pump's seal failed twice; the seal was replaced.",
+        "Filter-housing pressure rose\nwhile the pump ran dry",
+        "Seal, pump, filter: the pump again.",
+    ]
+    model = KeywordModel(pieces)
+    counts: Counter[str] = Counter()
+    for piece in pieces:
+        counts.update(keyword_tokens(piece))
+    assert model.top(counts) == model.keywords("\n".join(pieces))
+    assert model.top(counts, k=2) == model.keywords("\n".join(pieces), k=2)
+
+
+def test_vectors_already_in_reading_order_are_not_copied() -> None:
+    vectors = np.arange(12, dtype=np.float32).reshape(4, 3)
+    assert rows_in_order(vectors, [0, 1, 2, 3]) is vectors
+    np.testing.assert_array_equal(rows_in_order(vectors, [2, 0, 3, 1]), vectors[[2, 0, 3, 1]])
+    np.testing.assert_array_equal(rows_in_order(vectors, [0, 1]), vectors[:2])
+
+
+def test_chunks_out_of_order_give_the_graph_of_chunks_in_order(
+    document: tuple[Document, list[Chunk]],
+) -> None:
+    doc, chunks = document
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(len(chunks), 8)).astype(np.float32)
+    shuffled = [int(i) for i in rng.permutation(len(chunks))]
+    settings = GraphSettings()
+    in_order = make_graph(doc, chunks, vectors, settings)
+    mixed = make_graph(doc, [chunks[i] for i in shuffled], vectors[shuffled], settings)
+    assert mixed.graph == in_order.graph
+    assert mixed.vectors.keys() == in_order.vectors.keys()
+    for key, vector in in_order.vectors.items():
+        np.testing.assert_allclose(mixed.vectors[key], vector, rtol=1e-6)

@@ -15,7 +15,7 @@ import numpy as np
 
 from docsight.document.chunk import Chunk
 from docsight.document.model import Document
-from docsight.graph.build import GraphBundle, build_graph, search_text
+from docsight.graph.build import GraphBundle, build_graph, rows_in_order, search_text
 from docsight.graph.model import (
     GRAPH_SCHEMA_VERSION,
     TREE_KINDS,
@@ -71,7 +71,7 @@ def make_graph(
     chunk_ids = [c.id for c in sorted(chunks, key=lambda c: c.order)]
     if mode in ("lite", "model") and len(chunk_ids) > 1:
         order = {c.id: i for i, c in enumerate(chunks)}
-        start = np.asarray(vectors)[[order[c] for c in chunk_ids]]
+        start = rows_in_order(np.asarray(vectors), [order[c] for c in chunk_ids])
         graph, evolved = evolve_lite(
             graph,
             chunk_ids,

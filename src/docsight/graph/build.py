@@ -7,7 +7,9 @@ give evolution its starting point. Building costs no model call unless a summari
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -31,6 +33,7 @@ from docsight.graph.summarize import (
     Summarizer,
     SummaryRequest,
     first_sentence,
+    keyword_tokens,
     shorten,
 )
 
@@ -59,6 +62,14 @@ def search_text(node: GraphNode) -> str:
     """What the ``tree`` channel matches for a node: its title, summary and keywords."""
     parts = [node.title, node.summary, " ".join(node.keywords)]
     return "\n".join(p for p in parts if p)
+
+
+def rows_in_order(vectors: np.ndarray, rows: list[int]) -> np.ndarray:
+    """``vectors[rows]``, without the copy when the rows are already in order (chunks come in
+    reading order: a long document's vectors are megabytes, and the graph held several copies)."""
+    if len(rows) == len(vectors) and all(r == i for i, r in enumerate(rows)):
+        return vectors
+    return vectors[rows]
 
 
 def build_graph(
@@ -91,7 +102,7 @@ class _Builder:
         self.chunks = sorted(chunks, key=lambda c: c.order)
         order = {c.id: i for i, c in enumerate(chunks)}
         self.vectors = (
-            vectors[[order[c.id] for c in self.chunks]]
+            rows_in_order(vectors, [order[c.id] for c in self.chunks])
             if len(vectors)
             else np.zeros((0, 1), np.float32)
         )
@@ -170,9 +181,9 @@ class _Builder:
             children.setdefault(section.parent_id, []).append(section.id)
         chunks_in: dict[str, list[Chunk]] = {}
         for chunk in self.chunks:
-            section = self.chunk_section[chunk.id]
-            if section is not None:
-                chunks_in.setdefault(section, []).append(chunk)
+            section_id = self.chunk_section[chunk.id]
+            if section_id is not None:
+                chunks_in.setdefault(section_id, []).append(chunk)
         titles = {s.id: s.title for s in self.doc.sections}
         for i, section in enumerate(sorted(self.doc.sections, key=lambda s: s.order)):
             own = chunks_in.get(section.id, [])
@@ -210,8 +221,8 @@ class _Builder:
     def _page_nodes(self) -> None:
         on_page: dict[int, list[Chunk]] = {}
         for chunk in self.chunks:
-            for page in chunk.pages or [chunk.page]:
-                on_page.setdefault(page, []).append(chunk)
+            for index in chunk.pages or [chunk.page]:
+                on_page.setdefault(index, []).append(chunk)
         heads: dict[int, list[str]] = {}
         for element in self.doc.indexable_elements():
             if element.kind in (ElementKind.TITLE, ElementKind.HEADING, ElementKind.CAPTION):
@@ -251,15 +262,18 @@ class _Builder:
         summary = first_sentence(text) if text.strip() else ""
         if top:
             summary = (summary + " " if summary else "") + "Sections: " + "; ".join(top[:12])
+        # The whole document's words, counted chunk by chunk rather than joined into one text
+        # first: for a 1,000-page report that text and its token list were 24 MiB at once.
+        counts: Counter[str] = Counter()
+        for chunk in self.chunks:
+            counts.update(keyword_tokens(strip_placeholders(chunk.body)))
         self.nodes.append(
             GraphNode(
                 id=self.doc_node,
                 kind=NodeKind.DOCUMENT,
                 title=self.doc.title or self.doc.name,
                 summary=shorten(summary, 80),
-                keywords=self.keywords.keywords(
-                    "\n".join(strip_placeholders(c.body) for c in self.chunks)
-                ),
+                keywords=self.keywords.top(counts),
                 page=0,
                 last_page=max(0, self.doc.page_count - 1),
                 parent=None,
@@ -497,11 +511,10 @@ def _model_summaries(
     for node, reply in zip(wanted, replies, strict=True):
         if reply is None or not reply.summary:
             continue
-        updated[node.id] = node.model_copy(
-            update={
-                "summary": reply.summary,
-                "keywords": reply.keywords or node.keywords,
-                "summary_by": summarizer.name,
-            }
+        updated[node.id] = dataclasses.replace(
+            node,
+            summary=reply.summary,
+            keywords=reply.keywords or node.keywords,
+            summary_by=summarizer.name,
         )
     return graph.model_copy(update={"nodes": [updated[n.id] for n in graph.nodes]})

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -67,7 +68,7 @@ def evolve_lite(
                 continue
             chosen = np.asarray(candidates)[top]
             mixed[i] = x[i] + alpha * (weights[:, None] * x[chosen]).sum(0) / weights.sum()
-        x = _normalise(mixed)
+        x = _normalise(mixed, out=mixed)  # in place: one matrix fewer alive
     edges = list(graph.edges)
     for i in range(n):
         for j in nearest[i]:
@@ -87,9 +88,9 @@ def evolve_lite(
     return evolved, x
 
 
-def _normalise(x: np.ndarray) -> np.ndarray:
+def _normalise(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, 1e-9)
+    return np.divide(x, np.maximum(norms, 1e-9), out=out)
 
 
 def _nearest(x: np.ndarray, k: int, block: int = 512) -> list[list[int]]:
@@ -171,10 +172,6 @@ def evolve_model(
 
 
 def _with_summary(node: GraphNode, reply: NodeSummary, by: str) -> GraphNode:
-    return node.model_copy(
-        update={
-            "summary": reply.summary,
-            "keywords": reply.keywords or node.keywords,
-            "summary_by": by,
-        }
+    return dataclasses.replace(
+        node, summary=reply.summary, keywords=reply.keywords or node.keywords, summary_by=by
     )

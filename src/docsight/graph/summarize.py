@@ -69,7 +69,11 @@ class KeywordModel:
         return math.log((self.n + 1) / (self.df.get(word, 0) + 0.5))
 
     def keywords(self, text: str, k: int = KEYWORDS) -> list[str]:
-        counts = Counter(keyword_tokens(text))
+        return self.top(Counter(keyword_tokens(text)), k)
+
+    def top(self, counts: Counter[str], k: int = KEYWORDS) -> list[str]:
+        """The keywords of a text given as its :func:`keyword_tokens` counts (a long text
+        counted piece by piece: no token ever spans a line break)."""
         scored = sorted(counts, key=lambda w: (-(1 + math.log(counts[w])) * self.idf(w), w))
         return scored[:k]
 

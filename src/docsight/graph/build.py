@@ -7,11 +7,10 @@ give evolution its starting point. Building costs no model call unless a summari
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -511,7 +510,7 @@ def _model_summaries(
     for node, reply in zip(wanted, replies, strict=True):
         if reply is None or not reply.summary:
             continue
-        updated[node.id] = dataclasses.replace(
+        updated[node.id] = replace(
             node,
             summary=reply.summary,
             keywords=reply.keywords or node.keywords,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from docsight.graph.summarize import (
     first_sentence,
     keyword_tokens,
     shorten,
+    with_summary,
 )
 
 #: Chunk kinds that hold a table or a picture rather than running text.
@@ -510,10 +511,5 @@ def _model_summaries(
     for node, reply in zip(wanted, replies, strict=True):
         if reply is None or not reply.summary:
             continue
-        updated[node.id] = replace(
-            node,
-            summary=reply.summary,
-            keywords=reply.keywords or node.keywords,
-            summary_by=summarizer.name,
-        )
+        updated[node.id] = with_summary(node, reply, summarizer.name)
     return graph.model_copy(update={"nodes": [updated[n.id] for n in graph.nodes]})

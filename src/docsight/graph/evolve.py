@@ -12,13 +12,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 
-from docsight.graph.model import ContentGraph, EdgeKind, GraphEdge, GraphNode, NodeKind
-from docsight.graph.summarize import NodeSummary, Summarizer, SummaryRequest
+from docsight.graph.model import ContentGraph, EdgeKind, GraphEdge, NodeKind
+from docsight.graph.summarize import NodeSummary, Summarizer, SummaryRequest, with_summary
 
 #: Edges along which chunk content flows during evolution (containment is structure, not
 #: content: a section's chunks are already close in reading order).
@@ -160,7 +159,7 @@ def evolve_model(
         replies: list[NodeSummary | None] = summarizer.summarize(requests)
         for node_id, reply in zip(wanted, replies, strict=True):
             if reply is not None and reply.summary:
-                index[node_id] = _with_summary(index[node_id], reply, summarizer.name)
+                index[node_id] = with_summary(index[node_id], reply, summarizer.name)
         done += 1
     return graph.model_copy(
         update={
@@ -168,10 +167,4 @@ def evolve_model(
             "evolution": "model",
             "rounds": done,
         }
-    )
-
-
-def _with_summary(node: GraphNode, reply: NodeSummary, by: str) -> GraphNode:
-    return dataclasses.replace(
-        node, summary=reply.summary, keywords=reply.keywords or node.keywords, summary_by=by
     )

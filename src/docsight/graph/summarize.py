@@ -18,7 +18,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Protocol
 
@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from docsight.document.text import split_sentences
 from docsight.errors import LLMError
+from docsight.graph.model import GraphNode
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,13 @@ class NodeSummary(BaseModel):
     summary: str = Field(description="one sentence saying what this part of the document covers")
     keywords: list[str] = Field(
         default_factory=list, description="up to eight distinctive keywords or phrases"
+    )
+
+
+def with_summary(node: GraphNode, reply: NodeSummary, by: str) -> GraphNode:
+    """``node`` with the summary (and keywords, when given) a model wrote for it."""
+    return replace(
+        node, summary=reply.summary, keywords=reply.keywords or node.keywords, summary_by=by
     )
 
 

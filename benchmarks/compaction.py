@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""What the final optimize of an ingest costs as a collection grows (issue 17).
+
+    python benchmarks/compaction.py [--docs 40] [--chunks 2000]
+                                    [--json benchmarks/results/compaction.json]
+                                    [--md benchmarks/results/compaction.md]
+
+A collection is grown one document at a time, as a user ingests file after file, and the
+store's ``optimize`` (what every ingest that changed something ends with) runs after each
+document. Each document has ``--chunks`` chunks of about 1,700 characters with 384-float unit
+vectors, written through the store's own ``put_document``. Measured per optimize: wall seconds,
+the rise of the process's anonymous resident memory above where it started (a 10 ms sampler;
+file-backed pages of the table files read are not counted, as the kernel can drop them), and
+the chunks table's rows and files afterwards.
+
+Two ways, each in a process of its own:
+
+* ``bounded``: Lance's package (the ``large`` extra) compacts only files below
+  ``compaction.TARGET_ROWS`` rows, copying encoded pages;
+* ``lancedb``: lancedb's own optimize (the default install), which rewrites every file below a
+  million rows, decoding and encoding them again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from _machine import git, load_average, machine  # noqa: E402
+
+DIM = 384
+
+
+def _anon_mib() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class _Peak:
+    """The highest anonymous resident memory seen while the block runs."""
+
+    def __enter__(self) -> _Peak:
+        self.start = _anon_mib()
+        self.peak = self.start
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, _anon_mib())
+            time.sleep(0.01)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, _anon_mib())
+
+
+def _texts(rng: random.Random, vocabulary: list[str], n: int) -> list[str]:
+    return [" ".join(rng.choices(vocabulary, k=240)) + "." for _ in range(n)]
+
+
+def run_mode(mode: str, docs: int, chunks: int) -> list[dict[str, Any]]:
+    """Grow a collection in a temporary directory; one record per optimize."""
+    from docsight.index import compaction
+    from docsight.index.lance import LanceStore
+    from fixtures.stored import paragraph_document
+
+    if mode == "bounded" and not compaction.bounded_compaction():
+        raise SystemExit("the bounded mode needs pylance 9: pip install '.[large]'")
+    if mode == "lancedb":
+        compaction.bounded_compaction = lambda: False  # type: ignore[assignment]
+    rng = random.Random(7)
+    vectors_rng = np.random.default_rng(7)
+    vocabulary = [
+        "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(3, 10)))
+        for _ in range(20_000)
+    ]
+    records = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = LanceStore(Path(tmp) / "collection")
+        store.bind_encoder("benchmark", DIM)
+        for n in range(docs):
+            doc_id = f"{n + 1:032x}"
+            parsed, doc_chunks = paragraph_document(
+                doc_id, f"report-{n}.pdf", _texts(rng, vocabulary, chunks), per_page=6
+            )
+            vectors = vectors_rng.normal(size=(chunks, DIM)).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            store.put_document(parsed, doc_chunks, vectors, "benchmark/1")
+            del parsed, doc_chunks, vectors
+            started = time.perf_counter()
+            with _Peak() as peak:
+                store.optimize()
+            seconds = time.perf_counter() - started
+            table = store._table("chunks")
+            assert table is not None
+            stats = table.stats()
+            records.append(
+                {
+                    "documents": n + 1,
+                    "chunk_rows": stats["num_rows"],
+                    "files": stats["fragment_stats"]["num_fragments"],
+                    "optimize_s": round(seconds, 3),
+                    "rise_mib": round(peak.peak - peak.start, 1),
+                    "anon_mib": round(peak.start, 1),
+                }
+            )
+            print(json.dumps({"mode": mode, **records[-1]}), file=sys.stderr, flush=True)
+    return records
+
+
+def _markdown(result: dict[str, Any]) -> str:
+    modes = result["modes"]
+    docs = len(next(iter(modes.values())))
+    shown = sorted({1, 2, 5, 10, 20, docs} & set(range(1, docs + 1)))
+    lines = [
+        "# The final optimize as a collection grows (issue 17)",
+        "",
+        f"{result['command']}",
+        "",
+        f"Commit {result['commit']}, {result['machine'].get('cpu', '')}, "
+        f"load {result['load']}. One document of {result['chunks']:,} chunks per ingest, then "
+        "the store's optimize; wall seconds and the rise of anonymous resident memory during it.",
+        "",
+        "| documents | chunk rows | lancedb: s | lancedb: MiB | lancedb: files "
+        "| bounded: s | bounded: MiB | bounded: files |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for d in shown:
+        a, b = modes["lancedb"][d - 1], modes["bounded"][d - 1]
+        lines.append(
+            f"| {d} | {a['chunk_rows']:,} | {a['optimize_s']:.2f} | {a['rise_mib']:.0f} "
+            f"| {a['files']} | {b['optimize_s']:.2f} | {b['rise_mib']:.0f} | {b['files']} |"
+        )
+    total = {m: sum(r["optimize_s"] for r in rs) for m, rs in modes.items()}
+    peak = {m: max(r["rise_mib"] for r in rs) for m, rs in modes.items()}
+    lines += [
+        "",
+        f"All {docs} optimizes: lancedb {total['lancedb']:.1f} s, highest rise "
+        f"{peak['lancedb']:.0f} MiB; bounded {total['bounded']:.1f} s, highest rise "
+        f"{peak['bounded']:.0f} MiB.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=40)
+    parser.add_argument("--chunks", type=int, default=2000)
+    parser.add_argument("--mode", choices=["bounded", "lancedb"], help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--md", type=Path)
+    args = parser.parse_args()
+    if args.mode:  # one mode, in this process: what the parent runs in children
+        print(json.dumps(run_mode(args.mode, args.docs, args.chunks)))
+        return
+    modes = {}
+    for mode in ("lancedb", "bounded"):
+        sizes = ["--docs", str(args.docs), "--chunks", str(args.chunks)]
+        out = subprocess.run(
+            [sys.executable, __file__, "--mode", mode, *sizes],
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+        ).stdout
+        modes[mode] = json.loads(out.strip().splitlines()[-1])
+    command = f"python benchmarks/compaction.py --docs {args.docs} --chunks {args.chunks}"
+    result = {
+        "command": command,
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "machine": machine(onnxruntime=False),
+        "load": load_average(),
+        "chunks": args.chunks,
+        "modes": modes,
+    }
+    text = _markdown(result)
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    if args.md:
+        args.md.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""How a table is optimized: compacted, its indexes updated, its old versions removed.
+
+lancedb's ``optimize`` does all three with Lance's default compaction, which treats every file
+below a million rows as too small. Until a table reaches a million rows, each optimize therefore
+rewrites all of it: one more file's rows added to a collection of 100,000 chunks rewrote the
+100,000 (4 s), and the rewrite decodes and re-encodes the rows, holding memory that grows with
+the table (+330 MiB there; ``benchmarks/compaction.py``).
+
+With Lance's own Python package (``pylance``, the ``large`` extra) the compaction is bounded:
+
+* files that have reached :data:`TARGET_ROWS` rows are left as they are, so an ingest rewrites
+  only the rows that came since (at most about that many), whatever the table's size;
+* rows are copied as their encoded pages where Lance can (``try_binary_copy``; for docsight's
+  tables it mostly cannot, and they are encoded again).
+
+Without the package, lancedb's own optimize runs as before. Both end in the same state: one
+version of the table, its deleted rows gone from the files and every row in its indexes.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from datetime import timedelta
+from functools import cache
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: Rows at which a table file counts as full: later compactions leave it alone. A chunk row is
+#: about 3 KiB (text, body and a 384-float vector), so a full chunks file is about 100 MB: the
+#: most an ingest's optimize rewrites of that table, against all of it (up to a million rows)
+#: with lancedb's default. A collection of 100,000 pages (about 600,000 chunks) keeps about
+#: twenty such files, which indexed searches do not notice.
+TARGET_ROWS = 32_768
+
+#: The Lance releases this file format and these calls were tested with (lancedb's own engine
+#: is the same major release); another release falls back to lancedb's optimize.
+_TESTED_MAJOR = 9
+
+
+@cache
+def bounded_compaction() -> bool:
+    """Whether the bounded compaction can run: Lance's package is installed, in the release
+    it was tested with."""
+    try:
+        import lance
+    except ImportError:
+        return False
+    version = str(getattr(lance, "__version__", "0"))
+    major = version.split(".", 1)[0]
+    if major != str(_TESTED_MAJOR):
+        log.warning(
+            "pylance %s is installed, but docsight's bounded compaction was tested with %d.x: "
+            "tables are optimized by lancedb instead",
+            version,
+            _TESTED_MAJOR,
+        )
+        return False
+    return True
+
+
+def optimize_table(table: Any, *, bounded: bool | None = None) -> None:
+    """Compact ``table`` (a lancedb table), fold its new rows into its indexes and remove every
+    older version and unreferenced file at once.
+
+    Only under the collection's writer lock: no other write may be in flight, since files no
+    version references are removed whatever their age.
+    """
+    if bounded is None:
+        bounded = bounded_compaction()
+    with warnings.catch_warnings():
+        # Lance warns that readers of an older version will fail: docsight's read again.
+        warnings.simplefilter("ignore", UserWarning)
+        if bounded:
+            _bounded(table)
+        else:
+            _lancedb(table)
+
+
+def _bounded(table: Any) -> None:
+    dataset = table.to_lance()
+    dataset.optimize.compact_files(
+        target_rows_per_fragment=TARGET_ROWS,
+        compaction_mode="try_binary_copy",
+    )
+    if dataset.describe_indices():
+        dataset.optimize.optimize_indices()
+    dataset.cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
+    table.checkout_latest()
+
+
+def _lancedb(table: Any) -> None:
+    table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+    if table.list_indices():
+        # Lance prunes before it folds rows into the indexes, which commits one more version:
+        # a second pass (nothing left to compact) prunes that.
+        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)

@@ -1,0 +1,147 @@
+"""How the store's optimize compacts tables: bounded with Lance's package, lancedb's otherwise.
+
+The bounded compaction leaves full files alone, so an ingest's optimize rewrites only the rows
+that came since; both ways must end with the same rows, found by the same searches, one table
+version, and deleted rows gone from the files.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from docsight.index import compaction
+from docsight.index.lance import LanceStore
+from fixtures.stored import paragraph_document
+
+DIM = 8
+WORDS = ["pumps", "valves", "seals", "budgets", "invoices", "ledgers", "gauges", "boilers"]
+
+
+def _vector(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _put(store: LanceStore, n: int) -> str:
+    """Document ``n``: three chunks about ``WORDS[n]``, each with its own vector."""
+    doc_id = f"{n + 1:032x}"
+    word = WORDS[n]
+    texts = [f"The {word} register, part {k}, lists every {word} we keep." for k in range(3)]
+    parsed, chunks = paragraph_document(doc_id, f"{word}.txt", texts)
+    vectors = np.stack([_vector(10 * n + k) for k in range(3)])
+    store.put_document(parsed, chunks, vectors, "test/1")
+    return doc_id
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[LanceStore]:
+    instance = LanceStore(tmp_path / "collection")
+    instance.bind_encoder("test-encoder", DIM)
+    yield instance
+
+
+def _table(store: LanceStore, name: str = "chunks") -> Any:
+    table = store._table(name)
+    assert table is not None
+    return table
+
+
+def _files(store: LanceStore) -> list[tuple[int, int, str | None]]:
+    """The chunks table's fragments: id, rows, and the data file (a rewrite changes it)."""
+    out = []
+    for fragment in _table(store).to_lance().get_fragments():
+        meta = fragment.metadata
+        assert meta.deletion_file is None, "deleted rows were left in the files"
+        out.append((fragment.fragment_id, fragment.count_rows(), meta.files[0].path))
+    return out
+
+
+def _file_ids(store: LanceStore, fragment_id: int) -> str:
+    """The document ids of the rows in one fragment, joined."""
+    fragment = _table(store).to_lance().get_fragment(fragment_id)
+    return " ".join(fragment.to_table(columns=["doc_id"]).column("doc_id").to_pylist())
+
+
+def _same_answers(store: LanceStore, present: list[int]) -> None:
+    """Every stored document is found by words and by vector, and nothing else is."""
+    for n in range(len(WORDS)):
+        hits = store.text_search(WORDS[n], 10)
+        if n in present:
+            assert hits and {h.doc_id for h in hits} == {f"{n + 1:032x}"}
+            nearest = store.vector_search(_vector(10 * n + 1), 1)
+            assert nearest[0].doc_id == f"{n + 1:032x}"
+        else:
+            assert hits == []
+    assert _table(store).count_rows() == 3 * len(present)
+    assert len(_table(store).list_versions()) == 1, "older versions were kept"
+    assert store.check().ok
+
+
+@pytest.mark.skipif(
+    not compaction.bounded_compaction(), reason="needs pylance 9 (pip install 'docsight[large]')"
+)
+def test_full_files_are_left_alone_and_only_new_rows_are_rewritten(
+    store: LanceStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compaction, "TARGET_ROWS", 6)
+    for n in range(4):
+        _put(store, n)
+    assert len(_files(store)) == 4  # one write per document
+    store.optimize()
+    # Lance merges neighbouring files that are indexed alike: the first document's file was
+    # indexed at its commit (the text index is built with the first rows), the others not.
+    full = [f for f in _files(store) if f[1] >= 6]
+    assert full and all(rows <= 6 for _, rows, _ in _files(store))
+    _same_answers(store, [0, 1, 2, 3])
+
+    # More documents, more optimizes: files that were full are never rewritten.
+    for n in (4, 5, 6):
+        _put(store, n)
+        store.optimize()
+        files = _files(store)
+        assert all(f in files for f in full) and all(rows <= 6 for _, rows, _ in files)
+        full = [f for f in files if f[1] >= 6]
+    assert len(full) >= 2
+    _same_answers(store, [0, 1, 2, 3, 4, 5, 6])
+
+    # Deleting a document rewrites the full file that held its rows, without them.
+    held = [f for f in full if f"{2:032x}" in _file_ids(store, f[0])]
+    store.delete_document(f"{2:032x}")
+    store.optimize()
+    files = _files(store)
+    assert held and held[0] not in files and sum(r for _, r, _ in files) == 18
+    _same_answers(store, [0, 2, 3, 4, 5, 6])
+
+
+def test_without_lance_lancedb_optimizes_to_the_same_rows(
+    store: LanceStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compaction, "bounded_compaction", lambda: False)
+    for n in range(4):
+        _put(store, n)
+    store.optimize()
+    stats = _table(store).stats()["fragment_stats"]
+    assert stats["num_fragments"] == 1  # lancedb rewrites every file below a million rows
+    _same_answers(store, [0, 1, 2, 3])
+    store.delete_document(f"{1:032x}")
+    store.optimize()
+    _same_answers(store, [1, 2, 3])
+
+
+@pytest.mark.parametrize("module", [None, types.SimpleNamespace(__version__="14.0.2")])
+def test_an_absent_or_untested_lance_falls_back(
+    monkeypatch: pytest.MonkeyPatch, module: object
+) -> None:
+    monkeypatch.setitem(sys.modules, "lance", module)  # None: importing it fails
+    compaction.bounded_compaction.cache_clear()
+    try:
+        assert compaction.bounded_compaction() is False
+    finally:
+        compaction.bounded_compaction.cache_clear()

@@ -24,6 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
+from docsight._memory import release_freed_memory
 from docsight.document.ids import bytes_sha256, document_id_from_sha256
 from docsight.encoders.base import Encoder
 from docsight.encoders.visual import VisualEncoder
@@ -174,6 +175,7 @@ class IngestPipeline:
             if changed:
                 tracker.optimizing()
                 report.warnings.extend(self._optimize())
+                release_freed_memory()
         except KeyboardInterrupt:
             current = self._current
             self._interrupted(report, files, current)
@@ -226,6 +228,9 @@ class IngestPipeline:
                 changed = changed or outcome.status in ("added", "no_text")
                 report.files.append(outcome)
                 self._current = None
+                # The file's document, chunks and rows are gone: give their pages back, so a
+                # long batch does not grow by what the allocator kept of each (_memory).
+                release_freed_memory()
                 tracker.finished(index - 1, outcome)
         finally:
             runner.close()

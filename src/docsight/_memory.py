@@ -1,0 +1,38 @@
+"""Giving freed memory back to the operating system between large pieces of work.
+
+glibc's allocator keeps the memory a process frees inside its heaps, in holes between blocks
+still in use, and returns only what is free at the very top of a heap. Ingestion allocates and
+frees a file's document, chunks and rows, and Lance writes and compacts from many threads, each
+with heaps of its own: a process storing and optimizing 2,000-chunk files one after another
+grew by about 45 MiB a file, though it held nothing of the files afterwards. ``malloc_trim``
+returns the free pages in those holes; with it the growth was about 18 MiB a file
+(benchmarks/results/compaction.md).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+from functools import cache
+from typing import Any
+
+
+@cache
+def _libc() -> Any | None:
+    if not sys.platform.startswith("linux"):
+        return None  # macOS and Windows allocators return memory on their own terms
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None  # musl has no malloc_trim
+    except OSError:
+        return None
+
+
+def release_freed_memory() -> bool:
+    """Return the pages the allocator holds free to the system; ``False`` where it cannot."""
+    libc = _libc()
+    if libc is None:
+        return False
+    libc.malloc_trim(0)
+    return True

@@ -419,6 +419,9 @@ class IngestPipeline:
             if vectors is None:
                 vectors = _embed([c.text for c in chunks], encoder)
         self.store.bind_encoder(encoder.fingerprint, encoder.dim)
+        # Each step's working memory is gone once it ends (the texts' token ids, the graph's
+        # intermediate counts): hand it back before the next step adds its own.
+        release_freed_memory()
         page_vectors = None
         if self._visual is not None:
             # Page images beside the text, in this process; stored in the same commit.
@@ -439,6 +442,7 @@ class IngestPipeline:
                     chat=self.chat,
                     embed=encoder.encode_documents,
                 )
+            release_freed_memory()
 
         emit("store")
         with clock("store"):

@@ -177,3 +177,25 @@ def test_a_page_render_with_a_recipe_is_named_by_it_and_encoded_only_when_kept()
     assert kept.add_asset("page", "image/png", b"x", 1, 1) != kept.add_asset(
         "page", "image/png", b"y", 1, 1
     )
+
+
+def test_equal_fonts_are_one_object_when_built_and_when_read_back() -> None:
+    from docsight.index.schema import element_from_row, element_rows
+
+    b = _builder()
+    b.add_page(612, 792)
+    body = [
+        b.add(ElementKind.PARAGRAPH, f"Line {i}.", page=0, font=Font(name="Helvetica", size=10))
+        for i in range(3)
+    ]
+    bold = b.add(
+        ElementKind.PARAGRAPH, "Total.", page=0, font=Font(name="Helvetica", size=10, bold=True)
+    )
+    plain = b.add(ElementKind.PARAGRAPH, "No font.", page=0)
+    assert body[0].font is body[1].font is body[2].font
+    assert bold.font is not body[0].font and bold.font is not None and bold.font.bold
+    assert plain.font is None
+    doc = b.build().document
+    back = [element_from_row(row) for row in element_rows(doc)]
+    assert back[0].font == body[0].font and back[0].font is back[1].font is back[2].font
+    assert back[3].font is not None and back[3].font.bold and back[4].font is None

@@ -53,6 +53,9 @@ class DocumentBuilder:
         self.pages: list[Page] = []
         self.sections: list[Section] = []
         self.elements: list[Element] = []
+        #: One object per distinct font: a report's ten thousand elements share a handful, and
+        #: a font object of its own cost each about 1 KB (a fifth of a long document's memory).
+        self._fonts: dict[Font, Font] = {}
         self.assets: dict[str, Asset] = {}
         self.warnings: list[str] = []
         #: Parsers that know the layout (a slide deck is horizontal) set it; otherwise it is
@@ -168,7 +171,7 @@ class DocumentBuilder:
             order=order,
             section_id=section_id,
             level=level,
-            font=font,
+            font=self._fonts.setdefault(font, font) if font is not None else None,
             image_id=image_id,
             attrs=attrs or {},
             hidden=reasons,

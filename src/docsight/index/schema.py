@@ -12,6 +12,7 @@ import json
 import zlib
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -292,6 +293,12 @@ def element_rows(doc: Document, elements: Sequence[Element] | None = None) -> li
     ]
 
 
+@lru_cache(maxsize=256)
+def _font(font_json: str) -> Font:
+    """One (frozen) font object per distinct font, shared by the elements read back."""
+    return Font.model_validate_json(font_json)
+
+
 def element_from_row(row: dict[str, Any]) -> Element:
     return Element(
         id=row["id"],
@@ -303,7 +310,7 @@ def element_from_row(row: dict[str, Any]) -> Element:
         order=row["order"],
         section_id=row["section_id"],
         level=row["level"],
-        font=Font.model_validate_json(row["font_json"]) if row["font_json"] else None,
+        font=_font(row["font_json"]) if row["font_json"] else None,
         image_id=row["image_id"],
         attrs=json.loads(row["attrs_json"] or "{}"),
         hidden=row.get("hidden") or [],

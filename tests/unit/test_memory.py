@@ -35,3 +35,20 @@ def test_holes_left_by_freed_blocks_are_returned() -> None:
 def test_without_malloc_trim_nothing_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_memory, "_libc", lambda: None)
     assert _memory.release_freed_memory() is False
+
+
+def test_arrow_uses_the_system_allocator_inside_the_block_only() -> None:
+    import pyarrow as pa
+
+    system = pa.system_memory_pool()
+    before = pa.default_memory_pool().backend_name
+    with _memory.system_arrow_pool():
+        assert pa.default_memory_pool().backend_name == "system"
+        held = system.bytes_allocated()
+        inside = pa.array(range(100_000), type=pa.int64())
+        assert system.bytes_allocated() - held >= inside.nbytes
+    assert pa.default_memory_pool().backend_name == before
+    if before != "system":
+        held = system.bytes_allocated()
+        outside = pa.array(range(100_000), type=pa.int64())
+        assert system.bytes_allocated() - held < outside.nbytes

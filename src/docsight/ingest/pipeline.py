@@ -24,7 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
-from docsight._memory import release_freed_memory
+from docsight._memory import release_freed_memory, system_arrow_pool
 from docsight.document.ids import bytes_sha256, document_id_from_sha256
 from docsight.encoders.base import Encoder
 from docsight.encoders.visual import VisualEncoder
@@ -170,12 +170,14 @@ class IngestPipeline:
         tracker = ProgressTracker([str(f) for f in files], progress)
         current: _Slot | None = None
         try:
-            self.store.recover()
-            changed = self._run_files(files, report, tracker)
-            if changed:
-                tracker.optimizing()
-                report.warnings.extend(self._optimize())
-                release_freed_memory()
+            # Arrow rows from the C library's allocator, which gives them back between files.
+            with system_arrow_pool():
+                self.store.recover()
+                changed = self._run_files(files, report, tracker)
+                if changed:
+                    tracker.optimizing()
+                    report.warnings.extend(self._optimize())
+                    release_freed_memory()
         except KeyboardInterrupt:
             current = self._current
             self._interrupted(report, files, current)

@@ -595,9 +595,6 @@ def worker_main(conn: Connection, setup: WorkerSetup) -> None:
     set_model_threads(setup.settings.ingest.model_thread_count())
     state = WorkerState(setup)
     _tune_gc()
-    from docsight._memory import use_system_arrow_pool
-
-    use_system_arrow_pool()  # what the worker frees between jobs goes back to the system
     channel.send(("ready", os.getpid()))
     while True:
         try:

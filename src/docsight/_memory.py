@@ -58,4 +58,3 @@ def system_arrow_pool() -> Iterator[None]:
         yield
     finally:
         pa.set_memory_pool(previous)
-

@@ -106,3 +106,16 @@ def others_share(busy_s: float, own_s: float, wall_s: float) -> float | None:
     the differences of :func:`machine_busy_s` and :func:`own_cpu_s` over that time."""
     capacity = (os.cpu_count() or 1) * wall_s
     return max(0.0, busy_s - own_s) / capacity if capacity else None
+
+
+def status_mib(field: str, pid: int | str = "self") -> float | None:
+    """A memory field of ``/proc/<pid>/status`` (``VmRSS``, ``RssAnon``...) in MiB; ``None``
+    once the process is gone or where there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(f"{field}:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -42,17 +42,13 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _machine import git, load_average, machine  # noqa: E402
+from _machine import git, load_average, machine, status_mib  # noqa: E402
 
 DIM = 384
 
 
 def _anon_mib() -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+    return status_mib("RssAnon") or 0.0
 
 
 class _Peak:

@@ -51,6 +51,7 @@ from _machine import (  # benchmarks/
     machine_busy_s,
     others_share,
     own_cpu_s,
+    status_mib,
 )
 
 from docsight import DocSight, Settings
@@ -71,14 +72,7 @@ MARKS = (0.25, 0.5, 0.75, 1.0)
 
 def rss_mb(pid: int) -> float | None:
     """Resident memory of ``pid`` in MiB (VmRSS), ``None`` once it is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+    return status_mib("VmRSS", pid)
 
 
 def children(pid: int) -> list[int]:

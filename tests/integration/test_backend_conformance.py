@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from docsight.errors import StoreError
 from docsight.graph import make_graph
 from docsight.index import STORES
 from docsight.index.base import Store
@@ -102,6 +103,64 @@ def test_store_hides_uncommitted_graph_rows(store: Store) -> None:
     assert {h.doc_id for h in store.node_text_search("valves", 10)} == {"a" * 32}
     assert store.recover() == 1
     assert store.check().ok
+
+
+def test_store_writes_a_document_again_without_duplicates(store: Store) -> None:
+    """A document's rows are appended, never merged: writing it again, whether it was committed
+    or cut short before its commit (and not recovered), replaces its rows rather than adding a
+    second copy of each."""
+    _put(store, "b" * 32, "beta.txt", ["budgets", "invoices"], 2)
+    parsed, chunks = paragraph_document("a" * 32, "alpha.txt", _sentences(["pumps", "valves"]))
+    vectors = _vectors(len(chunks), 1)
+    graph = make_graph(parsed.document, chunks, vectors, GraphSettings(evolution="lite"))
+    store.put_document(parsed, chunks, vectors, "test/1", graph)
+    store.put_document(parsed, chunks, vectors, "test/1", graph)  # committed: written again
+    documents = store._table("documents")  # type: ignore[attr-defined]
+    documents.delete(f"id = '{'a' * 32}'")  # as if killed before the commit row
+    store.put_document(parsed, chunks, vectors, "test/1", graph)
+    report = store.check()
+    assert report.ok, report.problems
+    assert [c.id for c in store.document_chunks("a" * 32)] == [c.id for c in chunks]
+    assert store.has_document("b" * 32) is not None  # another document's rows are untouched
+    assert len(store.document_chunks("b" * 32)) == 2
+    for name in ("chunks", "elements", "pages", "nodes", "graphs"):
+        ids = store._table(name).to_arrow().column("id").to_pylist()  # type: ignore[attr-defined]
+        assert len(ids) == len(set(ids)), name
+
+
+def test_store_writes_a_document_in_steps_visible_only_once_committed(store: Store) -> None:
+    """``begin_document``: chunks in several calls, then the graph; nothing is visible before
+    the commit, the rows are those ``put_document`` writes, and an abort leaves nothing."""
+    words = ["pumps", "valves", "seals", "gaskets", "bearings"]
+    parsed, chunks = paragraph_document("a" * 32, "alpha.txt", _sentences(words))
+    vectors = _vectors(len(chunks), 1)
+    graph = make_graph(parsed.document, chunks, vectors, GraphSettings(evolution="lite"))
+    writer = store.begin_document(parsed, "test/1")
+    writer.add_chunks(chunks[:2], vectors[:2])
+    writer.add_chunks(chunks[2:], vectors[2:])
+    assert store.has_document("a" * 32) is None
+    assert store.text_search("valves", 10) == [] and store.document_chunks("a" * 32) == []
+    writer.add_graph(graph)
+    with pytest.raises(StoreError):
+        writer.add_graph(graph)  # once
+    info = writer.commit()
+    assert info.chunks == len(chunks) and info.nodes > len(chunks)
+    assert [c.id for c in store.document_chunks("a" * 32)] == [c.id for c in chunks]
+    assert store.get_graph("a" * 32) == graph.graph
+    with pytest.raises(StoreError):
+        writer.add_chunks(chunks, vectors)  # committed
+    assert store.check().ok
+
+    other, other_chunks = paragraph_document("b" * 32, "beta.txt", _sentences(["budgets"]))
+    writer = store.begin_document(other, "test/1")
+    with pytest.raises(StoreError):
+        writer.add_chunks(chunks[:1], vectors[:1])  # another document's chunk
+    with pytest.raises(StoreError):
+        writer.add_chunks(other_chunks, _vectors(2, 2))  # one vector per chunk
+    writer.add_chunks(other_chunks, _vectors(1, 2))
+    writer.abort()
+    assert store.has_document("b" * 32) is None and store.check().ok
+    assert store.recover() == 0  # nothing of it was left
 
 
 # --- rerankers -----------------------------------------------------------------------------------

@@ -237,11 +237,11 @@ def _crash_at(store: Any, target: int) -> Callable[[], list[str]]:
         if len(seen) - 1 == target:
             raise _Crash(label)
 
-    upsert, ensure, optimize = store._upsert, store._ensure_text_index, store.optimize
+    write, ensure, optimize = store._write, store._ensure_text_index, store.optimize
 
-    def crash_upsert(name: str, data: Any, schema: Any) -> None:
-        step(f"upsert {name}")
-        upsert(name, data, schema)
+    def crash_write(name: str, data: Any, schema: Any, *, append: bool) -> None:
+        step(f"write {name}")
+        write(name, data, schema, append=append)
 
     def crash_ensure() -> None:
         step("text index")
@@ -251,8 +251,8 @@ def _crash_at(store: Any, target: int) -> Callable[[], list[str]]:
         step("optimize")
         optimize()
 
-    store._upsert, store._ensure_text_index, store.optimize = (
-        crash_upsert,
+    store._write, store._ensure_text_index, store.optimize = (
+        crash_write,
         crash_ensure,
         crash_optimize,
     )

@@ -165,17 +165,17 @@ def test_enospc_mid_batch_keeps_every_outcome(
     corpus, _, encoder = template
     ds = _ds(tmp_path / "col", encoder)
     store: Any = ds.store
-    upsert = store._upsert
+    write = store._write
     calls = {"documents": 0}
 
-    def upsert_until_full(name: str, data: Any, schema: Any) -> None:
+    def write_until_full(name: str, data: Any, schema: Any, *, append: bool) -> None:
         if name == "documents":
             calls["documents"] += 1
         if calls["documents"] >= 1 and name == "chunks" and store.committed_ids():
             raise OSError(errno.ENOSPC, "No space left on device")
-        upsert(name, data, schema)
+        write(name, data, schema, append=append)
 
-    monkeypatch.setattr(store, "_upsert", upsert_until_full)
+    monkeypatch.setattr(store, "_write", write_until_full)
     report = ds.ingest([corpus])
     outcomes = {f.name: (f.status, f.error_code) for f in report.files}
     assert sorted(outcomes.values()) == [("added", None), ("failed", "storage_full")], outcomes

@@ -124,11 +124,12 @@ def test_a_crash_before_the_commit_leaves_no_file_behind(
 
     def crash_on_commit(name, data, schema):  # type: ignore[no-untyped-def]
         if name == "documents":
-            raise StoreError("simulated crash before the commit point")
+            raise Killed("the process dies before the commit point")
         return original(name, data, schema)
 
     monkeypatch.setattr(store, "_upsert", crash_on_commit)
-    assert ds.ingest([report_pdf]).failed
+    with pytest.raises(Killed):
+        ds.ingest([report_pdf])
     monkeypatch.setattr(store, "_upsert", original)
     assert len(_kept(ds.path)) == 1  # written before the rows, never committed
     codes = {p.code for p in ds.check().problems}
@@ -136,6 +137,29 @@ def test_a_crash_before_the_commit_leaves_no_file_behind(
     ds.ingest([report_pdf])  # recover removes the leftovers, then the file is added again
     assert len(_kept(ds.path)) == 1 and ds.check().ok
     assert ds.page_image(report_pdf.name, 0)
+
+
+def test_an_error_before_the_commit_removes_the_file_and_rows_at_once(
+    report_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds = DocSight(tmp_path / "col", settings=INLINE)
+    ds.ingest([write_corpus(tmp_path / "docs")])
+    store = ds.store
+    original = store._upsert  # type: ignore[attr-defined]
+
+    def fail_on_commit(name, data, schema):  # type: ignore[no-untyped-def]
+        if name == "documents":
+            raise StoreError("simulated failure of the commit")
+        return original(name, data, schema)
+
+    monkeypatch.setattr(store, "_upsert", fail_on_commit)
+    assert ds.ingest([report_pdf]).failed
+    monkeypatch.setattr(store, "_upsert", original)
+    assert _kept(ds.path) == [] and ds.check().ok
+
+
+class Killed(BaseException):
+    """Not an Exception: nothing in the pipeline handles it, as nothing runs after a kill."""
 
 
 @pytest.mark.parametrize("fault", ["delete", "damage"])

@@ -372,3 +372,25 @@ def test_chunks_out_of_order_give_the_graph_of_chunks_in_order(
     assert mixed.vectors.keys() == in_order.vectors.keys()
     for key, vector in in_order.vectors.items():
         np.testing.assert_allclose(mixed.vectors[key], vector, rtol=1e-6)
+
+
+@pytest.mark.parametrize("items", [1, 2, 1000])
+def test_the_stored_graph_is_written_piece_by_piece_and_reads_back_whole(
+    document: tuple[Document, list[Chunk]], items: int
+) -> None:
+    """The stored blob is compressed as its nodes and edges are serialised, a few at a time; it
+    holds the same JSON as the whole graph's, and an empty graph keeps its other fields."""
+    import json
+    import zlib
+
+    from docsight.index.schema import graph_blob, graph_from_row
+
+    doc, chunks = document
+    graph = make_graph(doc, chunks, _vectors(len(chunks)), GraphSettings(evolution="lite")).graph
+    assert len(graph.nodes) > 2 and len(graph.edges) > 2
+    blob = graph_blob(graph, items)
+    whole = json.loads(graph.model_dump_json(exclude_defaults=True))
+    assert json.loads(zlib.decompress(blob)) == whole
+    assert graph_from_row({"graph": blob}) == graph
+    empty = ContentGraph(doc_id="d", rounds=2)
+    assert graph_from_row({"graph": graph_blob(empty, items)}) == empty

@@ -1,7 +1,7 @@
 """Content-hash identifiers.
 
 Every id in docsight is derived from content, so re-running any step on the same input produces the
-same ids and stores can upsert instead of duplicating.
+same ids, and a store can replace a document's rows instead of duplicating them.
 """
 
 from __future__ import annotations

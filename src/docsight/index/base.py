@@ -171,13 +171,35 @@ class PageIndex:
     labels: dict[str, list[int]]
 
 
+class PendingDocument(Protocol):
+    """A document being written (:meth:`Store.begin_document`). Its rows go in as the caller has
+    them: chunks with their vectors in one or more calls, then the graph
+    (once) and page vectors; none of it is visible to any read before ``commit`` writes the
+    documents row. ``abort`` removes what was written; rows a killed process left are removed by
+    the next ``recover``. After ``commit`` or ``abort`` every call raises ``StoreError``."""
+
+    doc_id: str
+
+    def add_chunks(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None: ...
+
+    def add_graph(self, graph: GraphBundle) -> None: ...
+
+    def add_page_vectors(self, page_vectors: PageVectors) -> None: ...
+
+    def commit(self) -> DocumentInfo: ...
+
+    def abort(self) -> None: ...
+
+
 class Store(Protocol):
     """A collection on disk: documents, pages, elements, assets and chunks with vectors.
 
     Contract:
     - ``put_document`` writes every child row (assets, pages, elements, chunks, and the graph's
-      nodes and blob when given) before the document row, which is the commit point; rows are
-      upserted by their content-hash ids, so a retried write never duplicates. Given the
+      nodes and blob when given) before the document row, which is the commit point; whatever
+      an earlier write of the same document left, committed or not, is removed first, so a
+      retried write never duplicates. ``begin_document`` writes the same rows in steps (see
+      :class:`PendingDocument`), so that a caller need not hold them all at once. Given the
       ``source`` file, a store may keep it and keep images that have a render recipe as recipes
       (``get_asset`` then makes them); it removes the file with the document. ``recover`` (run
       before every ingest) removes child rows of uncommitted documents and builds or updates
@@ -228,6 +250,10 @@ class Store(Protocol):
         source: Path | None = None,
         page_vectors: PageVectors | None = None,
     ) -> DocumentInfo: ...
+
+    def begin_document(
+        self, parsed: ParsedDocument, chunker: str, *, source: Path | None = None
+    ) -> PendingDocument: ...
 
     def delete_document(self, doc_id: str) -> None: ...
 

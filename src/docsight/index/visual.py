@@ -224,8 +224,9 @@ def document_page_vectors(
     return PageVectors(binding=new, pages=pages, vectors=vectors)
 
 
-def write(store: LanceStore, doc_id: str, vectors: PageVectors) -> None:
-    """Upsert a document's page vectors (before its document row, or for a committed one)."""
+def write(store: LanceStore, doc_id: str, vectors: PageVectors, *, append: bool = False) -> None:
+    """Upsert a document's page vectors (before its document row, or for a committed one);
+    with ``append``, the caller has made sure the table holds none of them."""
     current = binding(store)
     if current is None or current.fingerprint != vectors.binding.fingerprint:
         raise StoreError(
@@ -237,7 +238,11 @@ def write(store: LanceStore, doc_id: str, vectors: PageVectors) -> None:
     if not vectors.pages:
         return
     table = S.page_vector_table(doc_id, vectors.pages, vectors.vectors, current.kind, current.dim)
-    store._upsert(PAGE_VECTORS, table, S.page_vectors_schema(current.kind, current.dim))
+    page_schema = S.page_vectors_schema(current.kind, current.dim)
+    if append:
+        store._append(PAGE_VECTORS, table, page_schema)
+    else:
+        store._upsert(PAGE_VECTORS, table, page_schema)
     try:
         ensure_index(store)
     except Exception as exc:  # only speed: a search within documents scans without it

@@ -13,6 +13,13 @@ Arrow's buffers come from mimalloc by default, which keeps what is freed for its
 takes them from the C library's allocator instead (:func:`system_arrow_pool`), in the parent:
 its peak on a 1,000-page report fell by 40 MiB (large_pdf.md). Not in the parse workers, whose
 peak rose by 20 to 30 MiB with it.
+
+Both leave the cause in place: glibc raises its mmap threshold each time a mapped block is
+freed (up to 32 MiB), so that later blocks of that size come from the heaps instead, where they
+fragment them. Lance's compaction allocates and frees buffers of several MiB from many threads:
+storing and optimizing 2,000-chunk files one after another, the process's resting memory still
+grew by about 20 MiB a file with ``malloc_trim``, and not at all with the threshold held where
+glibc starts it (:func:`hold_mmap_threshold`; benchmarks/results/store_writes.md).
 """
 
 from __future__ import annotations
@@ -35,6 +42,25 @@ def _libc() -> Any | None:
         return libc if hasattr(libc, "malloc_trim") else None  # musl has no malloc_trim
     except OSError:
         return None
+
+
+#: glibc's initial mmap threshold: blocks of 128 KiB and more get mappings of their own, which
+#: go back to the system as soon as they are freed.
+MMAP_THRESHOLD = 128 * 1024
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+
+
+@cache
+def hold_mmap_threshold() -> bool:
+    """Keep glibc's mmap threshold at :data:`MMAP_THRESHOLD` for the rest of the process (setting
+    it turns glibc's raising of it off); ``False`` where the C library has no ``mallopt``.
+
+    Process-wide: large blocks cost a system call and fresh pages each, which ingestion's
+    benchmarks did not see in pages/s (large_pdf.md)."""
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallopt"):
+        return False
+    return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 
 def release_freed_memory() -> bool:

@@ -52,3 +52,53 @@ def test_arrow_uses_the_system_allocator_inside_the_block_only() -> None:
         held = system.bytes_allocated()
         outside = pa.array(range(100_000), type=pa.int64())
         assert system.bytes_allocated() - held < outside.nbytes
+
+
+_PROBE = """
+import ctypes, sys
+from docsight import _memory
+
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+libc = _memory._libc()
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+libc.mallinfo2.restype = Info
+if sys.argv[1] == "hold":
+    assert _memory.hold_mmap_threshold()
+libc.free(libc.malloc(24 << 20))  # glibc's own rule: the threshold rises to 24 MiB here
+before = libc.mallinfo2().arena
+block = libc.malloc(16 << 20)
+print((libc.mallinfo2().arena - before) >> 20)
+libc.free(block)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+@pytest.mark.parametrize("hold", [False, True])
+def test_held_threshold_keeps_large_blocks_out_of_the_heap(hold: bool) -> None:
+    """Once a 24 MiB block was freed, glibc serves a 16 MiB one from its heap (which fragments),
+    unless the threshold is held: then the block is mapped apart, and unmapped when freed."""
+    import subprocess
+
+    libc = _memory._libc()
+    if libc is None or not hasattr(libc, "mallinfo2"):
+        pytest.skip("not glibc 2.33 or later")
+    mode = "hold" if hold else "default"
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, mode], capture_output=True, text=True, check=True
+    )
+    grown_mib = int(out.stdout.strip())
+    assert (grown_mib == 0) if hold else (grown_mib >= 8), (mode, grown_mib)
+
+
+def test_without_mallopt_the_threshold_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_memory, "_libc", lambda: None)
+    _memory.hold_mmap_threshold.cache_clear()
+    try:
+        assert _memory.hold_mmap_threshold() is False
+    finally:
+        _memory.hold_mmap_threshold.cache_clear()

@@ -24,7 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
-from docsight._memory import release_freed_memory, system_arrow_pool
+from docsight._memory import hold_mmap_threshold, release_freed_memory, system_arrow_pool
 from docsight.document.ids import bytes_sha256, document_id_from_sha256
 from docsight.encoders.base import Encoder
 from docsight.encoders.visual import VisualEncoder
@@ -170,7 +170,9 @@ class IngestPipeline:
         tracker = ProgressTracker([str(f) for f in files], progress)
         current: _Slot | None = None
         try:
-            # Arrow rows from the C library's allocator, which gives them back between files.
+            # Large blocks mapped apart, and Arrow rows from the C library's allocator, so that
+            # what one file's work frees goes back to the system before the next (_memory).
+            hold_mmap_threshold()
             with system_arrow_pool():
                 self.store.recover()
                 changed = self._run_files(files, report, tracker)

@@ -34,6 +34,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from docsight._memory import hold_mmap_threshold
 from docsight.document.chunk import Chunk
 from docsight.document.ids import bytes_sha256
 from docsight.document.model import ParsedDocument
@@ -595,6 +596,7 @@ def worker_main(conn: Connection, setup: WorkerSetup) -> None:
     set_model_threads(setup.settings.ingest.model_thread_count())
     state = WorkerState(setup)
     _tune_gc()
+    hold_mmap_threshold()  # what a job frees goes back to the system (docsight._memory)
     channel.send(("ready", os.getpid()))
     while True:
         try:

@@ -55,8 +55,9 @@ def hold_mmap_threshold() -> bool:
     """Keep glibc's mmap threshold at :data:`MMAP_THRESHOLD` for the rest of the process (setting
     it turns glibc's raising of it off); ``False`` where the C library has no ``mallopt``.
 
-    Process-wide: large blocks cost a system call and fresh pages each, which ingestion's
-    benchmarks did not see in pages/s (large_pdf.md)."""
+    Process-wide: large blocks cost a system call and fresh pages each. Ingestion's parent
+    holds it (no stage of it got slower, large_pdf.md); its parse workers do not, as parsing a
+    PDF, which renders page bitmaps of several MiB, took about 16 % more CPU with it."""
     libc = _libc()
     if libc is None or not hasattr(libc, "mallopt"):
         return False

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -162,42 +163,56 @@ def _markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=int, default=40)
+def growth_main(
+    script: str,
+    modes: tuple[str, ...],
+    run: Callable[[str, int, int], list[dict[str, Any]]],
+    markdown: Callable[[dict[str, Any]], str],
+    description: str,
+    docs: int,
+) -> None:
+    """The command line of a benchmark that grows a collection in each of ``modes``, one
+    process per mode (this one, and ``store_writes.py``)."""
+    parser = argparse.ArgumentParser(description=description.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=docs)
     parser.add_argument("--chunks", type=int, default=2000)
-    parser.add_argument("--mode", choices=["bounded", "lancedb"], help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=modes, help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--md", type=Path)
     args = parser.parse_args()
     if args.mode:  # one mode, in this process: what the parent runs in children
-        print(json.dumps(run_mode(args.mode, args.docs, args.chunks)))
+        print(json.dumps(run(args.mode, args.docs, args.chunks)))
         return
-    modes = {}
-    for mode in ("lancedb", "bounded"):
+    results = {}
+    for mode in modes:
         sizes = ["--docs", str(args.docs), "--chunks", str(args.chunks)]
         out = subprocess.run(
-            [sys.executable, __file__, "--mode", mode, *sizes],
+            [sys.executable, script, "--mode", mode, *sizes],
             check=True,
             stdout=subprocess.PIPE,
             text=True,
         ).stdout
-        modes[mode] = json.loads(out.strip().splitlines()[-1])
-    command = f"python benchmarks/compaction.py --docs {args.docs} --chunks {args.chunks}"
+        results[mode] = json.loads(out.strip().splitlines()[-1])
+    name = Path(script).name
+    command = f"python benchmarks/{name} --docs {args.docs} --chunks {args.chunks}"
     result = {
         "command": command,
         "commit": git("rev-parse", "--short", "HEAD"),
         "machine": machine(onnxruntime=False),
         "load": load_average(),
         "chunks": args.chunks,
-        "modes": modes,
+        "modes": results,
     }
-    text = _markdown(result)
+    text = markdown(result)
     print(text)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
     if args.md:
         args.md.write_text(text)
+
+
+def main() -> None:
+    growth_main(__file__, ("lancedb", "bounded"), run_mode, _markdown, __doc__ or "", docs=40)
 
 
 if __name__ == "__main__":

@@ -25,10 +25,8 @@ Three ways, each in a process of its own:
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,8 +41,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _machine import git, load_average, machine  # noqa: E402
-from compaction import DIM, _Peak, _texts  # noqa: E402
+from compaction import DIM, _Peak, _texts, growth_main  # noqa: E402
 
 MODES = ("merge", "append", "held")
 
@@ -145,41 +142,7 @@ def _markdown(result: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=int, default=24)
-    parser.add_argument("--chunks", type=int, default=2000)
-    parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--md", type=Path)
-    args = parser.parse_args()
-    if args.mode:  # one mode, in this process: what the parent runs in children
-        print(json.dumps(run_mode(args.mode, args.docs, args.chunks)))
-        return
-    modes = {}
-    for mode in MODES:
-        sizes = ["--docs", str(args.docs), "--chunks", str(args.chunks)]
-        out = subprocess.run(
-            [sys.executable, __file__, "--mode", mode, *sizes],
-            check=True,
-            stdout=subprocess.PIPE,
-            text=True,
-        ).stdout
-        modes[mode] = json.loads(out.strip().splitlines()[-1])
-    command = f"python benchmarks/store_writes.py --docs {args.docs} --chunks {args.chunks}"
-    result = {
-        "command": command,
-        "commit": git("rev-parse", "--short", "HEAD"),
-        "machine": machine(onnxruntime=False),
-        "load": load_average(),
-        "chunks": args.chunks,
-        "modes": modes,
-    }
-    text = _markdown(result)
-    print(text)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
-    if args.md:
-        args.md.write_text(text)
+    growth_main(__file__, MODES, run_mode, _markdown, __doc__ or "", docs=24)
 
 
 if __name__ == "__main__":

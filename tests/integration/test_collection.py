@@ -16,8 +16,8 @@ from docsight.errors import (
     DocumentNotFoundError,
     PathNotFoundError,
     SchemaVersionError,
-    StoreError,
 )
+from fixtures.commit_faults import Killed, commit_fails, commit_killed
 from fixtures.corpus_fixtures import GUIDE
 
 
@@ -113,27 +113,16 @@ def test_bad_file_fails_alone_with_a_reason(corpus: Path, tmp_path: Path) -> Non
     assert len(report.added) == 2
 
 
-class _Killed(BaseException):
-    """Not an Exception: nothing in the pipeline handles it, as nothing runs after a kill."""
-
-
 def test_an_error_before_the_commit_leaves_no_rows(
     corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ds = DocSight(tmp_path / "col")
     ds.ingest([corpus / "guide.md"])
     store = ds.store
-    original = store._upsert  # type: ignore[attr-defined]
-
-    def fail_on_commit(name, data, schema):  # type: ignore[no-untyped-def]
-        if name == "documents":
-            raise StoreError("simulated failure of the commit")
-        return original(name, data, schema)
-
-    monkeypatch.setattr(store, "_upsert", fail_on_commit)
+    commit_fails(monkeypatch, store)
     report = ds.ingest([corpus / "faq.txt"])
     assert report.failed and report.failed[0].error_code == "store_error"
-    monkeypatch.setattr(store, "_upsert", original)
+    monkeypatch.undo()
     # The pending rows were removed at once: nothing for check to report or recover to do.
     assert ds.check().ok
     assert store.recover() == 0
@@ -146,17 +135,10 @@ def test_uncommitted_rows_are_invisible_and_recovered(
     ds = DocSight(tmp_path / "col")
     ds.ingest([corpus / "guide.md"])
     store = ds.store
-    original = store._upsert  # type: ignore[attr-defined]
-
-    def crash_on_commit(name, data, schema):  # type: ignore[no-untyped-def]
-        if name == "documents":
-            raise _Killed("the process dies before the commit point")
-        return original(name, data, schema)
-
-    monkeypatch.setattr(store, "_upsert", crash_on_commit)
-    with pytest.raises(_Killed):
+    commit_killed(monkeypatch, store)
+    with pytest.raises(Killed):
         ds.ingest([corpus / "faq.txt"])
-    monkeypatch.setattr(store, "_upsert", original)
+    monkeypatch.undo()
 
     # The half-written document's chunks exist on disk but are never returned.
     assert all(h.doc_name != "faq.txt" for h in ds.search("warranty two years", k=10))

@@ -19,12 +19,13 @@ import pytest
 from PIL import Image
 
 from docsight import DocSight, Settings
-from docsight.errors import CollectionDamagedError, StoreError
+from docsight.errors import CollectionDamagedError
 from docsight.index.sources import SOURCES_DIR
 from docsight.parsers.base import SourceFile
 from docsight.parsers.pdf import PdfParser
 from docsight.settings import ParseSettings
 from fixtures import damage
+from fixtures.commit_faults import Killed, commit_fails, commit_killed
 from fixtures.corpus_fixtures import write_corpus
 
 INLINE = Settings(ingest={"isolation": "none"})
@@ -119,18 +120,10 @@ def test_a_crash_before_the_commit_leaves_no_file_behind(
 ) -> None:
     ds = DocSight(tmp_path / "col", settings=INLINE)
     ds.ingest([write_corpus(tmp_path / "docs")])
-    store = ds.store
-    original = store._upsert  # type: ignore[attr-defined]
-
-    def crash_on_commit(name, data, schema):  # type: ignore[no-untyped-def]
-        if name == "documents":
-            raise Killed("the process dies before the commit point")
-        return original(name, data, schema)
-
-    monkeypatch.setattr(store, "_upsert", crash_on_commit)
+    commit_killed(monkeypatch, ds.store)
     with pytest.raises(Killed):
         ds.ingest([report_pdf])
-    monkeypatch.setattr(store, "_upsert", original)
+    monkeypatch.undo()
     assert len(_kept(ds.path)) == 1  # written before the rows, never committed
     codes = {p.code for p in ds.check().problems}
     assert {"orphan_source", "orphan_rows"} <= codes
@@ -144,22 +137,10 @@ def test_an_error_before_the_commit_removes_the_file_and_rows_at_once(
 ) -> None:
     ds = DocSight(tmp_path / "col", settings=INLINE)
     ds.ingest([write_corpus(tmp_path / "docs")])
-    store = ds.store
-    original = store._upsert  # type: ignore[attr-defined]
-
-    def fail_on_commit(name, data, schema):  # type: ignore[no-untyped-def]
-        if name == "documents":
-            raise StoreError("simulated failure of the commit")
-        return original(name, data, schema)
-
-    monkeypatch.setattr(store, "_upsert", fail_on_commit)
+    commit_fails(monkeypatch, ds.store)
     assert ds.ingest([report_pdf]).failed
-    monkeypatch.setattr(store, "_upsert", original)
+    monkeypatch.undo()
     assert _kept(ds.path) == [] and ds.check().ok
-
-
-class Killed(BaseException):
-    """Not an Exception: nothing in the pipeline handles it, as nothing runs after a kill."""
 
 
 @pytest.mark.parametrize("fault", ["delete", "damage"])

@@ -23,6 +23,7 @@ from docsight.errors import ConfigurationError
 from docsight.index.lance import LanceStore
 from docsight.index.visual import PAGE_VECTORS
 from fixtures import visual_fakes
+from fixtures.commit_faults import Killed
 from fixtures.visual_fakes import PAGE_TOKENS, QUERY_TOKENS
 
 KINDS = ("single", "multi")
@@ -176,9 +177,6 @@ def test_vectors_are_committed_with_their_document_or_not_at_all(
     with (extra / "copy-with-other-bytes.pdf").open("ab") as handle:
         handle.write(b"\n% other bytes, another document id\n")
     real = LanceStore._upsert
-
-    class Killed(BaseException):
-        """Not an Exception: nothing in the pipeline handles it, as after a kill."""
 
     def crash(self: LanceStore, name: str, *args: object, **kwargs: object) -> None:
         if name == "documents":

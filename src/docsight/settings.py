@@ -338,6 +338,12 @@ class IngestSettings(_Settings):
     #: times the cost a page) is cut into ranges a tenth as long, at least 2 pages. 0: a file
     #: is one job.
     pages_per_part: int = Field(default=40, ge=0)
+    #: Files stored between two compactions of the collection during one ingest. Each stored
+    #: file adds a small file to every table, and every read scans all of them, so a batch of
+    #: small files grew slower file by file (600 files: 0.14 s for one lookup, against 0.01 s
+    #: compacted). The indexes are still updated once, at the end. 0: only at the end
+    #: (benchmarks/results/batch_compaction.md).
+    compact_every: int = Field(default=32, ge=0)
 
     def budget(self, pages: int = 0) -> tuple[float, float | None]:
         """``(wall-clock seconds, CPU seconds or None)`` for a file of ``pages`` pages."""

@@ -120,6 +120,31 @@ def test_full_files_are_left_alone_and_only_new_rows_are_rewritten(
     _same_answers(store, [0, 2, 3, 4, 5, 6])
 
 
+@pytest.mark.skipif(
+    not compaction.bounded_compaction(), reason="needs pylance 9 (pip install 'docsight[large]')"
+)
+def test_compacting_without_the_indexes_leaves_new_rows_to_the_final_optimize(
+    store: LanceStore,
+) -> None:
+    from docsight.index.maintenance import indexes_lag
+
+    _put(store, 0)  # its commit builds the text index
+    for n in (1, 2, 3):
+        _put(store, n)
+    assert len(_files(store)) == 4
+    assert store.optimize(indexes=False) == []
+    # The three unindexed files are one now (the first, indexed, is kept apart: Lance merges
+    # files indexed alike), old versions are gone; the new rows are not indexed yet, and a
+    # search still finds them (by a scan beside the index).
+    assert sorted(rows for _, rows, _ in _files(store)) == [3, 9]
+    assert _table(store, "documents").stats()["fragment_stats"]["num_fragments"] == 1
+    assert indexes_lag(store)
+    _same_answers(store, [0, 1, 2, 3])
+    store.optimize()
+    assert not indexes_lag(store)
+    _same_answers(store, [0, 1, 2, 3])
+
+
 def test_without_lance_lancedb_optimizes_to_the_same_rows(
     store: LanceStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

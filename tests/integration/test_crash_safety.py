@@ -247,9 +247,9 @@ def _crash_at(store: Any, target: int) -> Callable[[], list[str]]:
         step("text index")
         ensure()
 
-    def crash_optimize() -> None:
-        step("optimize")
-        optimize()
+    def crash_optimize(*, indexes: bool = True) -> list[str]:
+        step("optimize" if indexes else "compaction")
+        return optimize(indexes=indexes)
 
     store._write, store._ensure_text_index, store.optimize = (
         crash_write,
@@ -268,8 +268,11 @@ def text_reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[P
     yield corpus, ds.encoder()
 
 
-def _inline(collection: Path, encoder: Any) -> DocSight:
-    ds = DocSight(collection, settings=Settings(ingest={"isolation": "none"}))
+def _inline(collection: Path, encoder: Any, compact_every: int = 32) -> DocSight:
+    ds = DocSight(
+        collection,
+        settings=Settings(ingest={"isolation": "none", "compact_every": compact_every}),
+    )
     ds._encoder = encoder  # loaded once for all cases
     return ds
 
@@ -293,13 +296,39 @@ def test_crash_at_each_write_step_then_rerun(
         ds.ingest(paths)
     assert len(steps()) == target + 1
 
+    _rerun_completes(collection, encoder, paths, steps()[-1])
+
+
+def _rerun_completes(collection: Path, encoder: Any, paths: list[Path], where: str) -> None:
     again = _inline(collection, encoder)
     report = again.ingest(paths)
-    assert not report.failed and len(report.added) + len(report.skipped) == len(files)
+    assert not report.failed and len(report.added) + len(report.skipped) == len(paths)
     check = again.check()
-    assert check.problems == [], (steps()[-1], check.problems)
-    assert check.counts["documents"] == len(files)
+    assert check.problems == [], (where, check.problems)
+    assert check.counts["documents"] == len(paths)
     assert again.store.text_search("warranty two years", 3)
+
+
+def test_crash_in_a_compaction_between_files_then_rerun(
+    text_reference: tuple[Path, Any], tmp_path: Path
+) -> None:
+    """``ingest.compact_every``: a crash inside a compaction between two files, or in the one
+    after the last file, leaves a collection the next ingest completes."""
+    corpus, encoder = text_reference
+    paths = [corpus / "faq.txt", corpus / "guide.md"]
+    dry = _inline(tmp_path / "dry", encoder, compact_every=1)
+    seen = _crash_at(dry.store, -1)
+    dry.ingest(paths)
+    targets = [i for i, label in enumerate(seen()) if label == "compaction"]
+    assert len(targets) == 2 and "optimize" in seen()[targets[-1] :], seen()
+    for target in targets:
+        collection = tmp_path / f"col-{target}"
+        ds = _inline(collection, encoder, compact_every=1)
+        steps = _crash_at(ds.store, target)
+        with pytest.raises(_Crash):
+            ds.ingest(paths)
+        assert steps()[-1] == "compaction"
+        _rerun_completes(collection, encoder, paths, f"compaction at step {target}")
 
 
 # --- check ---------------------------------------------------------------------------------------

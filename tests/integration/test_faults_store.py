@@ -195,7 +195,7 @@ def test_enospc_in_the_final_indexing_step_is_a_warning(
     monkeypatch.setenv("DOCSIGHT_INGEST_ISOLATION", "none")
     from docsight.index.lance import LanceStore
 
-    def full_optimize(self: Any) -> None:
+    def full_optimize(self: Any, *, indexes: bool = True) -> None:
         raise RuntimeError("lance error: LanceError(IO): No space left on device (os error 28)")
 
     monkeypatch.setattr(LanceStore, "optimize", full_optimize)

@@ -319,9 +319,10 @@ class Store(Protocol):
 
     def check(self) -> CheckReport: ...
 
-    def optimize(self) -> list[str] | None:
+    def optimize(self, *, indexes: bool = True) -> list[str] | None:
         """Fold new rows into the indexes and compact; returns what was left undone and why
-        (``None`` or empty: nothing)."""
+        (``None`` or empty: nothing). ``indexes=False`` asks for the files compacted only
+        (many small writes make every read slower): a store may update its indexes anyway."""
         ...
 
     def stats(self) -> CollectionStats: ...

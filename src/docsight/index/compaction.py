@@ -61,9 +61,13 @@ def bounded_compaction() -> bool:
     return True
 
 
-def optimize_table(table: Any, *, bounded: bool | None = None) -> None:
+def optimize_table(table: Any, *, bounded: bool | None = None, indexes: bool = True) -> None:
     """Compact ``table`` (a lancedb table), fold its new rows into its indexes and remove every
     older version and unreferenced file at once.
+
+    With ``indexes=False`` and the bounded compaction, the indexes are left as they are (rows
+    not in them yet are found by a scan); lancedb's optimize cannot leave them, and updates
+    them anyway.
 
     Only under the collection's writer lock: no other write may be in flight, since files no
     version references are removed whatever their age.
@@ -74,18 +78,18 @@ def optimize_table(table: Any, *, bounded: bool | None = None) -> None:
         # Lance warns that readers of an older version will fail: docsight's read again.
         warnings.simplefilter("ignore", UserWarning)
         if bounded:
-            _bounded(table)
+            _bounded(table, indexes=indexes)
         else:
             _lancedb(table)
 
 
-def _bounded(table: Any) -> None:
+def _bounded(table: Any, *, indexes: bool = True) -> None:
     dataset = table.to_lance()
     dataset.optimize.compact_files(
         target_rows_per_fragment=TARGET_ROWS,
         compaction_mode="try_binary_copy",
     )
-    if dataset.describe_indices():
+    if indexes and dataset.describe_indices():
         dataset.optimize.optimize_indices()
     dataset.cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
     table.checkout_latest()

@@ -703,12 +703,12 @@ class LanceStore(GraphMethods, PageVectorMethods):
 
     # --- maintenance ---------------------------------------------------------------------------
 
-    def optimize(self) -> list[str]:
+    def optimize(self, *, indexes: bool = True) -> list[str]:
         """Fold new rows into the indexes, compact files and drop old versions at once; returns
         what had to be left undone for lack of disk space (see :func:`.maintenance.optimize`)."""
         from docsight.index import maintenance
 
-        return maintenance.optimize(self)
+        return maintenance.optimize(self, indexes=indexes)
 
     def stats(self) -> CollectionStats:
         """Counts, indexes and bytes on disk per part (see :func:`.sources.collection_stats`)."""

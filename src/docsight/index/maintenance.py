@@ -94,18 +94,20 @@ def indexes_lag(store: LanceStore) -> bool:
     return False
 
 
-def optimize(store: LanceStore) -> list[str]:
+def optimize(store: LanceStore, *, indexes: bool = True) -> list[str]:
     """Fold new rows into the indexes, compact files and drop old table versions at once.
 
     Old versions go as soon as the optimize commits: a reader that loses its version mid-read
     reads again (:mod:`.guard`). Returns what had to be left undone for lack of disk space.
+    ``indexes=False`` compacts without updating the indexes where Lance allows it (see
+    :func:`.compaction.optimize_table`): what a long ingest does between files.
     """
     from docsight.index.lance import CHILD_TABLES, _is_vector_index
 
     skipped: list[str] = []
     with store._lock:
         chunks = store._table("chunks")
-        if chunks is not None:
+        if chunks is not None and indexes:
             store._ensure_text_index()
             has_vector_index = any(_is_vector_index(i) for i in chunks.list_indices())
             if not has_vector_index and chunks.count_rows() >= store.vector_index_min_rows:
@@ -130,7 +132,7 @@ def optimize(store: LanceStore) -> list[str]:
                 continue
             version, started = table.version, repair.now_ns()
             try:
-                optimize_table(table)
+                optimize_table(table, indexes=indexes)
             except Exception as exc:
                 if not store.remote and os_errno(exc) is not None and table.version == version:
                     repair.scrub_failed_write(store._table_dir(name), started)

@@ -211,6 +211,8 @@ class IngestPipeline:
         slots: dict[int, _Slot] = {}
         by_sha: dict[str, FileOutcome] = {}
         prepared = 0
+        since_compaction = 0
+        every = self.settings.ingest.compact_every
         try:
             for index in range(1, len(files) + 1):
 
@@ -229,9 +231,18 @@ class IngestPipeline:
                 self._current = slot
                 self._finish(slot, runner, index - 1, emit)
                 outcome = slot.outcome
-                changed = changed or outcome.status in ("added", "no_text")
+                stored = outcome.status in ("added", "no_text")
+                changed = changed or stored
                 report.files.append(outcome)
                 self._current = None
+                since_compaction += stored
+                if every and since_compaction >= every:
+                    # Every read scans each table's files, one more per stored file: compact
+                    # them now and then, so a long batch does not slow down file by file.
+                    since_compaction = 0
+                    for warning in self._optimize(indexes=False):
+                        if warning not in report.warnings:
+                            report.warnings.append(warning)
                 # The file's document, chunks and rows are gone: give their pages back, so a
                 # long batch does not grow by what the allocator kept of each (_memory).
                 release_freed_memory()
@@ -265,14 +276,16 @@ class IngestPipeline:
                 "searchable, and the next ingest or `docsight check --repair` finishes it"
             )
 
-    def _optimize(self) -> list[str]:
-        """The final indexing step. The files are committed by now: a failure here (a full
-        disk) leaves their rows found by a slower scan, so it is a warning, not an error."""
+    def _optimize(self, *, indexes: bool = True) -> list[str]:
+        """The final indexing step (or, ``indexes=False``, a compaction between files). The
+        files are committed by now: a failure here (a full disk) leaves their rows found by a
+        slower scan, so it is a warning, not an error."""
+        step = "final indexing step" if indexes else "compaction between files"
         try:
-            return list(self.store.optimize() or [])
+            return list(self.store.optimize(indexes=indexes) or [])
         except DocsightError as exc:
             return [
-                f"the final indexing step failed ({exc.code}: {exc.message}); every file above is "
+                f"the {step} failed ({exc.code}: {exc.message}); every file stored so far is "
                 "stored and searchable, and `docsight check --repair` finishes the indexing"
             ]
 

@@ -13,10 +13,13 @@ the rise of the process's anonymous resident memory above where it started (a 10
 file-backed pages of the table files read are not counted, as the kernel can drop them), and
 the chunks table's rows and files afterwards.
 
-Two ways, each in a process of its own:
+Three ways, each in a process of its own (``--modes`` picks some):
 
 * ``bounded``: Lance's package (the ``large`` extra) compacts only files below
-  ``compaction.TARGET_ROWS`` rows, copying encoded pages;
+  ``compaction.TARGET_ROWS`` rows, copying encoded pages, and keeps the full-text index in
+  segments of about ``compaction.SEGMENT_BYTES``;
+* ``one-segment``: the same, with the full-text index merged into one segment at every
+  optimize (as before the segments);
 * ``lancedb``: lancedb's own optimize (the default install), which rewrites every file below a
   million rows, decoding and encoding them again.
 """
@@ -84,10 +87,12 @@ def run_mode(mode: str, docs: int, chunks: int) -> list[dict[str, Any]]:
     from docsight.index.lance import LanceStore
     from fixtures.stored import paragraph_document
 
-    if mode == "bounded" and not compaction.bounded_compaction():
-        raise SystemExit("the bounded mode needs pylance 9: pip install '.[large]'")
+    if mode != "lancedb" and not compaction.bounded_compaction():
+        raise SystemExit(f"the {mode} mode needs pylance 9: pip install '.[large]'")
     if mode == "lancedb":
         compaction.bounded_compaction = lambda: False  # type: ignore[assignment]
+    if mode == "one-segment":
+        compaction.SEGMENT_BYTES = 1 << 62
     rng = random.Random(7)
     vectors_rng = np.random.default_rng(7)
     vocabulary = [
@@ -114,11 +119,16 @@ def run_mode(mode: str, docs: int, chunks: int) -> list[dict[str, Any]]:
             table = store._table("chunks")
             assert table is not None
             stats = table.stats()
+            segments = 0
+            if mode != "lancedb":
+                found = [i for i in table.to_lance().describe_indices() if i.segments]
+                segments = sum(len(i.segments) for i in found if "Inverted" in i.type_url)
             records.append(
                 {
                     "documents": n + 1,
                     "chunk_rows": stats["num_rows"],
                     "files": stats["fragment_stats"]["num_fragments"],
+                    "text_segments": segments,
                     "optimize_s": round(seconds, 3),
                     "rise_mib": round(peak.peak - peak.start, 1),
                     "anon_mib": round(peak.start, 1),
@@ -132,6 +142,14 @@ def _markdown(result: dict[str, Any]) -> str:
     modes = result["modes"]
     docs = len(next(iter(modes.values())))
     shown = sorted({1, 2, 5, 10, 20, docs} & set(range(1, docs + 1)))
+    head = "| documents | chunk rows |"
+    rule = "| ---: | ---: |"
+    for mode in modes:
+        head += f" {mode}: s | {mode}: MiB | {mode}: files |"
+        rule += " ---: | ---: | ---: |"
+        if mode != "lancedb":
+            head += f" {mode}: text segments |"
+            rule += " ---: |"
     lines = [
         "# The final optimize as a collection grows (issue 17)",
         "",
@@ -141,25 +159,24 @@ def _markdown(result: dict[str, Any]) -> str:
         f"load {result['load']}. One document of {result['chunks']:,} chunks per ingest, then "
         "the store's optimize; wall seconds and the rise of anonymous resident memory during it.",
         "",
-        "| documents | chunk rows | lancedb: s | lancedb: MiB | lancedb: files "
-        "| bounded: s | bounded: MiB | bounded: files |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        head,
+        rule,
     ]
     for d in shown:
-        a, b = modes["lancedb"][d - 1], modes["bounded"][d - 1]
-        lines.append(
-            f"| {d} | {a['chunk_rows']:,} | {a['optimize_s']:.2f} | {a['rise_mib']:.0f} "
-            f"| {a['files']} | {b['optimize_s']:.2f} | {b['rise_mib']:.0f} | {b['files']} |"
-        )
-    total = {m: sum(r["optimize_s"] for r in rs) for m, rs in modes.items()}
-    peak = {m: max(r["rise_mib"] for r in rs) for m, rs in modes.items()}
-    lines += [
-        "",
-        f"All {docs} optimizes: lancedb {total['lancedb']:.1f} s, highest rise "
-        f"{peak['lancedb']:.0f} MiB; bounded {total['bounded']:.1f} s, highest rise "
-        f"{peak['bounded']:.0f} MiB.",
-        "",
-    ]
+        first = next(iter(modes.values()))[d - 1]
+        row = f"| {d} | {first['chunk_rows']:,} |"
+        for mode, records in modes.items():
+            r = records[d - 1]
+            row += f" {r['optimize_s']:.2f} | {r['rise_mib']:.0f} | {r['files']} |"
+            if mode != "lancedb":
+                row += f" {r.get('text_segments', '')} |"
+        lines.append(row)
+    summary = "; ".join(
+        f"{mode} {sum(r['optimize_s'] for r in rs):.1f} s, highest rise "
+        f"{max(r['rise_mib'] for r in rs):.0f} MiB"
+        for mode, rs in modes.items()
+    )
+    lines += ["", f"All {docs} optimizes: {summary}.", ""]
     return "\n".join(lines)
 
 
@@ -177,6 +194,7 @@ def growth_main(
     parser.add_argument("--docs", type=int, default=docs)
     parser.add_argument("--chunks", type=int, default=2000)
     parser.add_argument("--mode", choices=modes, help=argparse.SUPPRESS)
+    parser.add_argument("--modes", nargs="+", choices=modes, default=list(modes))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--md", type=Path)
     args = parser.parse_args()
@@ -184,7 +202,7 @@ def growth_main(
         print(json.dumps(run(args.mode, args.docs, args.chunks)))
         return
     results = {}
-    for mode in modes:
+    for mode in args.modes:
         sizes = ["--docs", str(args.docs), "--chunks", str(args.chunks)]
         out = subprocess.run(
             [sys.executable, script, "--mode", mode, *sizes],
@@ -195,6 +213,8 @@ def growth_main(
         results[mode] = json.loads(out.strip().splitlines()[-1])
     name = Path(script).name
     command = f"python benchmarks/{name} --docs {args.docs} --chunks {args.chunks}"
+    if list(args.modes) != list(modes):
+        command += " --modes " + " ".join(args.modes)
     result = {
         "command": command,
         "commit": git("rev-parse", "--short", "HEAD"),
@@ -212,7 +232,8 @@ def growth_main(
 
 
 def main() -> None:
-    growth_main(__file__, ("lancedb", "bounded"), run_mode, _markdown, __doc__ or "", docs=40)
+    modes = ("lancedb", "one-segment", "bounded")
+    growth_main(__file__, modes, run_mode, _markdown, __doc__ or "", docs=40)
 
 
 if __name__ == "__main__":

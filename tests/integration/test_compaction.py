@@ -145,6 +145,52 @@ def test_compacting_without_the_indexes_leaves_new_rows_to_the_final_optimize(
     _same_answers(store, [0, 1, 2, 3])
 
 
+def _segments(store: LanceStore, name: str = "chunks") -> list[int]:
+    (index,) = [i for i in _table(store, name).to_lance().describe_indices() if i.segments]
+    return [s.size_bytes for s in index.segments]
+
+
+def _scores(store: LanceStore) -> list[list[tuple[float, str]]]:
+    """Every chunk a query finds, with its score (ties in any order: sorted)."""
+    found = []
+    for word in WORDS:
+        hits = store.text_search(f"{word} register part", 50)
+        found.append(sorted((-round(h.score, 5), h.chunk_id or "") for h in hits))
+    return found
+
+
+@pytest.mark.skipif(
+    not compaction.bounded_compaction(), reason="needs pylance 9 (pip install 'docsight[large]')"
+)
+def test_a_text_index_in_segments_scores_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stores = []
+    for limit in (1, 1 << 30):  # a new segment every optimize / always the one
+        monkeypatch.setattr(compaction, "SEGMENT_BYTES", limit)
+        store = LanceStore(tmp_path / f"col-{limit}")
+        store.bind_encoder("test-encoder", DIM)
+        for n in range(len(WORDS)):
+            _put(store, n)
+            store.optimize()
+        stores.append(store)
+    split, whole = stores
+    # The first document's rows were indexed at its commit; each optimize after it added its
+    # own segment, or merged into the one.
+    assert len(_segments(split)) == len(WORDS) and len(_segments(whole)) == 1
+    assert _scores(split) == _scores(whole)
+    _same_answers(split, list(range(len(WORDS))))
+    # Below the limit, new rows go into the newest segment (a deleted document's segment
+    # goes with its rows).
+    monkeypatch.setattr(compaction, "SEGMENT_BYTES", 1 << 30)
+    newest = _segments(split)[-1]
+    split.delete_document(f"{2:032x}")  # document 1
+    _put(split, 1)
+    split.optimize()
+    assert len(_segments(split)) < len(WORDS) and _segments(split)[-1] > newest
+    _same_answers(split, list(range(len(WORDS))))
+
+
 def test_without_lance_lancedb_optimizes_to_the_same_rows(
     store: LanceStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

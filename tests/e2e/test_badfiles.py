@@ -3,7 +3,7 @@
 All 629 files (broken and fuzzed PDFs, decompression and XML bombs, misnamed files, pathological
 Markdown, ...) go through the public API under tight-but-fair limits. The same ingest, with its
 summary table, is ``benchmarks/badfiles.py`` (results in ``benchmarks/results/badfiles.md``).
-About three and a half minutes on two shared cores.
+About three minutes on two shared cores.
 """
 
 from __future__ import annotations

@@ -191,6 +191,36 @@ def test_a_text_index_in_segments_scores_as_one(
     _same_answers(split, list(range(len(WORDS))))
 
 
+@pytest.mark.skipif(
+    not compaction.bounded_compaction(), reason="needs pylance 9 (pip install 'docsight[large]')"
+)
+def test_rows_added_after_the_vector_index_is_built_are_compacted_and_found(
+    tmp_path: Path,
+) -> None:
+    # Lance's default gave each optimize's rows a vector segment of their own, and files of
+    # different segments are never compacted together: a file and a segment per ingest. (An
+    # IVF-PQ index needs a few hundred vectors of some width: the 8-wide ones above are too few.)
+    dim, per_doc = 64, 96
+    rng = np.random.default_rng(3)
+    store = LanceStore(tmp_path / "collection", vector_index_min_rows=3 * per_doc)
+    store.bind_encoder("test-encoder", dim)
+    kept = []
+    for n in range(len(WORDS)):
+        texts = [f"{WORDS[n]} entry {k}" for k in range(per_doc)]
+        parsed, chunks = paragraph_document(f"{n + 1:032x}", f"{WORDS[n]}.txt", texts)
+        vectors = rng.normal(size=(per_doc, dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        store.put_document(parsed, chunks, vectors, "test/1")
+        store.optimize()
+        kept.append((f"{n + 1:032x}", vectors[n]))
+    dataset = _table(store).to_lance()
+    segments = {i.name: len(i.segments) for i in dataset.describe_indices() if i.segments}
+    assert any("vector" in name for name in segments) and set(segments.values()) == {1}
+    assert len(_files(store)) <= 2  # the first document's, indexed at its commit, and the rest
+    for doc_id, vector in kept:
+        assert store.vector_search(vector, 1)[0].doc_id == doc_id
+
+
 def test_without_lance_lancedb_optimizes_to_the_same_rows(
     store: LanceStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,14 +12,15 @@ With Lance's own Python package (``pylance``, the ``large`` extra) the compactio
   only the rows that came since (at most about that many), whatever the table's size;
 * rows are copied as their encoded pages where Lance can (``try_binary_copy``; for docsight's
   tables it mostly cannot, and they are encoded again);
-* an index is kept in segments: new rows are merged into the newest segment until it reaches
-  :data:`SEGMENT_BYTES`, and then start a new one. A full-text index was merged whole at every
-  optimize; Lance scores BM25 across segments as over one index (the same scores, measured),
-  and a search reads each segment: 16 segments of 160,000 rows took 18 ms a query against
-  12 ms for one (``benchmarks/results/compaction.md``). The vector index went the other way:
-  Lance's default gave each optimize's rows a segment of their own, and files indexed by
-  different segments are never compacted together, so the chunks table gained a file and the
-  vector index a segment with every ingest.
+* a full-text index is kept in segments: new rows are merged into the newest segment until it
+  reaches :data:`SEGMENT_BYTES`, and then start a new one, where the whole index used to be
+  merged again at every optimize. Lance scores BM25 across segments as over one index (the
+  same scores, measured), and a search reads each segment: 16 segments of 160,000 rows took
+  18 ms a query against 12 ms for one (``benchmarks/results/compaction.md``);
+* a vector index's new rows are always merged into its newest segment. Lance's default gave
+  each optimize's rows a segment of their own, and files indexed by different segments are
+  never compacted together, so the chunks table gained a file and the vector index a segment
+  with every ingest.
 
 Without the package, lancedb's own optimize runs as before. Either way the table ends with one
 version, its deleted rows gone from the files and every row in its indexes (the bounded way
@@ -46,7 +47,7 @@ TARGET_ROWS = 32_768
 #: Size at which the newest segment of a full-text index is left alone and new rows start a
 #: segment of their own. Merging rows into a segment rewrites it: 1.3 s for one of 100,000
 #: chunk rows (about 18 MiB) against 0.5 s for a new segment of 2,000 rows. At 8 MiB a merge
-#: costs well under a second, and 600,000 chunks (about 100,000 pages) keep about a dozen
+#: costs well under a second, and 600,000 chunks (about 100,000 pages) keep about fifteen
 #: segments.
 SEGMENT_BYTES = 8 << 20
 

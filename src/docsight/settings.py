@@ -341,7 +341,8 @@ class IngestSettings(_Settings):
     #: Files stored between two compactions of the collection during one ingest. Each stored
     #: file adds a small file to every table, and every read scans all of them, so a batch of
     #: small files grew slower file by file (600 files: 0.14 s for one lookup, against 0.01 s
-    #: compacted). The indexes are still updated once, at the end. 0: only at the end
+    #: compacted). The indexes are still updated once, at the end; without the ``large`` extra,
+    #: tables past 32,768 rows are left to the end too. 0: only at the end
     #: (benchmarks/results/batch_compaction.md).
     compact_every: int = Field(default=32, ge=0)
 

@@ -221,6 +221,23 @@ def test_rows_added_after_the_vector_index_is_built_are_compacted_and_found(
         assert store.vector_search(vector, 1)[0].doc_id == doc_id
 
 
+def test_without_lance_a_compaction_between_files_leaves_large_tables_alone(
+    store: LanceStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # lancedb's optimize rewrites a whole table below a million rows and merges its indexes:
+    # every 32 files of a batch, for a large table, that would cost more than it saves.
+    monkeypatch.setattr(compaction, "bounded_compaction", lambda: False)
+    monkeypatch.setattr(compaction, "TARGET_ROWS", 6)
+    for n in range(4):
+        _put(store, n)
+    assert store.optimize(indexes=False) == []
+    assert len(_files(store)) == 4  # 12 chunk rows: past the bound, left alone
+    assert _table(store, "documents").stats()["fragment_stats"]["num_fragments"] == 1
+    store.optimize()
+    assert len(_files(store)) == 1
+    _same_answers(store, [0, 1, 2, 3])
+
+
 def test_without_lance_lancedb_optimizes_to_the_same_rows(
     store: LanceStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pyarrow.compute as pc
 
 from docsight.errors import DocsightError
-from docsight.index import repair
+from docsight.index import compaction, repair
 from docsight.index.compaction import optimize_table
 from docsight.index.guard import os_errno
 
@@ -100,11 +100,14 @@ def optimize(store: LanceStore, *, indexes: bool = True) -> list[str]:
     Old versions go as soon as the optimize commits: a reader that loses its version mid-read
     reads again (:mod:`.guard`). Returns what had to be left undone for lack of disk space.
     ``indexes=False`` compacts without updating the indexes where Lance allows it (see
-    :func:`.compaction.optimize_table`): what a long ingest does between files.
+    :func:`.compaction.optimize_table`): what a long ingest does between files. Without the
+    bounded compaction, that leaves out tables past :data:`.compaction.TARGET_ROWS` rows:
+    lancedb's optimize would rewrite all of such a table, and merge its indexes, every few files.
     """
     from docsight.index.lance import CHILD_TABLES, _is_vector_index
 
     skipped: list[str] = []
+    bounded = compaction.bounded_compaction()
     with store._lock:
         chunks = store._table("chunks")
         if chunks is not None and indexes:
@@ -119,6 +122,8 @@ def optimize(store: LanceStore, *, indexes: bool = True) -> list[str]:
             table = store._table(name)
             if table is None:
                 continue
+            if not indexes and not bounded and table.count_rows() > compaction.TARGET_ROWS:
+                continue  # left to the final optimize (see above)
             # Object storage has no free space to run out of: only a local disk is measured.
             free = None if store.remote else repair.free_bytes(store.path)
             needed = 0 if store.remote else int(repair.dir_bytes(store._table_dir(name)) * 1.2)
@@ -132,7 +137,7 @@ def optimize(store: LanceStore, *, indexes: bool = True) -> list[str]:
                 continue
             version, started = table.version, repair.now_ns()
             try:
-                optimize_table(table, indexes=indexes)
+                optimize_table(table, bounded=bounded, indexes=indexes)
             except Exception as exc:
                 if not store.remote and os_errno(exc) is not None and table.version == version:
                     repair.scrub_failed_write(store._table_dir(name), started)

@@ -286,7 +286,7 @@ class IngestPipeline:
         except DocsightError as exc:
             return [
                 f"the {step} failed ({exc.code}: {exc.message}); every file stored so far is "
-                "stored and searchable, and `docsight check --repair` finishes the indexing"
+                "searchable, and `docsight check --repair` finishes the indexing"
             ]
 
     # --- in this process, before parsing ------------------------------------------------------

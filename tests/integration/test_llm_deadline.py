@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import openai  # noqa: F401 - imported here, not inside the first request's 1 s deadline
 import pytest
 
 from docsight import DocSight
@@ -88,6 +87,23 @@ def test_no_request_is_sent_once_the_budget_is_spent(fake_llm: FakeLLM) -> None:
         _, error = _timed(lambda: _client(fake_llm).chat(QUESTION))
     assert isinstance(error, LLMTimeoutError) and "DOCSIGHT_LLM_BUDGET" in error.message
     assert fake_llm.chat_requests == []
+
+
+def test_making_the_sdk_client_does_not_count_against_the_request(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK is imported and its client made on the first request, which takes about a second
+    in a fresh process on a slow machine: that is not the endpoint's time, and a prompt endpoint
+    must not be reported as too slow for a 1 s deadline because of it."""
+    build = OpenAIChatClient._build_client
+
+    def slow_build(self: OpenAIChatClient) -> object:
+        time.sleep(1.2)
+        return build(self)
+
+    monkeypatch.setattr(OpenAIChatClient, "_build_client", slow_build)
+    fake_llm.script(ok("prompt"))
+    assert _client(fake_llm, timeout=1.0).chat(QUESTION).text == "prompt"
 
 
 def test_defaults_fit_an_interactive_user() -> None:

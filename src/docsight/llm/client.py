@@ -2,7 +2,8 @@
 
 Retries are ours, not the SDK's (it is created with ``max_retries=0``): the retry policy, backoff
 cap and error mapping must be the same whatever the SDK version, and tests must be able to replace
-the sleep. The SDK is imported on the first request so that ``import docsight`` stays light.
+the sleep. The SDK is imported before the first request is sent, not when a client is made, so
+that ``import docsight`` and a client that is never used stay light.
 
 Time is bounded twice (:mod:`docsight.llm.deadline`): each request, from connecting to the last
 byte of the body, by ``settings.timeout``; each call (``chat``, ``chat_json``), across its retries,
@@ -19,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from docsight.errors import (
@@ -366,6 +368,9 @@ class OpenAIChatClient:
         """Send with retries. ``consume`` reads a streamed response inside the same deadline
         and error mapping; once ``started()`` says text went out, failures are not retried."""
         attempt = 0
+        # The SDK's import and client take about a second the first time: made before the
+        # request's deadline is set, so that they are never reported as the endpoint's slowness.
+        self._client()
         while True:
             deadline = self._request_deadline()
             try:
@@ -467,10 +472,7 @@ class OpenAIChatClient:
             return self._sdk
 
     def _build_client(self) -> OpenAI:
-        try:
-            import openai
-        except ImportError as exc:  # pragma: no cover - openai is a core dependency
-            raise LLMNotConfiguredError(f"the openai package is not importable: {exc}") from exc
+        openai = _import_sdk()
         settings = self.settings
         api_key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
         if not api_key:
@@ -500,6 +502,14 @@ class OpenAIChatClient:
             )
         except openai.OpenAIError as exc:
             raise LLMNotConfiguredError(f"cannot create the OpenAI client: {exc}") from exc
+
+
+def _import_sdk() -> ModuleType:
+    try:
+        import openai
+    except ImportError as exc:  # pragma: no cover - openai is a core dependency
+        raise LLMNotConfiguredError(f"the openai package is not importable: {exc}") from exc
+    return openai
 
 
 def _environment_proxy(url: str) -> str | None:

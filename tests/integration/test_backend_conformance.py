@@ -52,6 +52,35 @@ def _put(store: Store, doc_id: str, name: str, words: list[str], seed: int) -> N
     store.put_document(parsed, chunks, vectors, "test/1", graph)
 
 
+def test_store_returns_on_commit_what_a_read_returns(store: Store) -> None:
+    """The info ``put_document`` returns is the stored row, to the microsecond of its time."""
+    parsed, chunks = paragraph_document("a" * 32, "alpha.txt", _sentences(["pumps", "valves"]))
+    info = store.put_document(parsed, chunks, _vectors(len(chunks), 1), "test/1")
+    assert info.id == "a" * 32 and info.chunks == len(chunks) and info.name == "alpha.txt"
+    assert info == store.has_document("a" * 32)
+    assert store.list_documents() == [info]
+
+
+@pytest.mark.parametrize("name", STORES.names())
+def test_store_hides_a_superseded_version_from_a_fresh_reader(name: str, tmp_path: Path) -> None:
+    """Two committed versions of one file (a replacement cut short before the old one was
+    removed): every read, of a writer or of a reader that has read nothing yet, sees the newer."""
+    writer: Store = STORES.create(name, tmp_path / "collection")
+    writer.bind_encoder("test-encoder", DIM)
+    old, old_chunks = paragraph_document("a" * 32, "report.txt", _sentences(["pumps"]))
+    writer.put_document(old, old_chunks, _vectors(len(old_chunks), 1), "test/1")
+    new, new_chunks = paragraph_document("b" * 32, "report.txt", _sentences(["valves"]))
+    writer.put_document(new, new_chunks, _vectors(len(new_chunks), 2), "test/1")
+    _put(writer, "c" * 32, "other.txt", ["seals"], 3)
+    for store in (writer, STORES.create(name, tmp_path / "collection")):
+        assert store.has_document("a" * 32) is None
+        newer = store.has_document("b" * 32)
+        assert newer is not None and newer.source == "/data/report.txt"
+        assert store.has_document("c" * 32) is not None
+        assert {d.id for d in store.list_documents()} == {"b" * 32, "c" * 32}
+        assert len(store.documents_by_source("/data/report.txt")) == 2
+
+
 def test_store_keeps_documents_with_their_graph(store: Store) -> None:
     _put(store, "a" * 32, "alpha.txt", ["pumps", "valves", "seals"], 1)
     _put(store, "b" * 32, "beta.txt", ["budgets", "invoices"], 2)

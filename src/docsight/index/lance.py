@@ -301,8 +301,33 @@ class LanceStore(GraphMethods, PageVectorMethods):
         return DocumentInfo.model_validate(row)
 
     def has_document(self, doc_id: str) -> DocumentInfo | None:
-        rows = self._document_rows(f"id = {_quote(doc_id)}")
-        return self._info(rows[0]) if rows else None
+        rows = self._document_rows(f"id = {_quote(doc_id)}", all_versions=True)
+        if not rows or self._is_superseded(rows[0]):
+            return None
+        return self._info(rows[0])
+
+    def _is_superseded(self, row: dict[str, Any]) -> bool:
+        """Whether a newer version of ``row``'s source is committed (see ``_commit_state``).
+
+        Asked of the versions of one source, not of every document: an ingest asks it once or
+        twice a file, each time after a write, and a scan of every committed row took 0.08 s
+        at 10,000 documents and 0.7 s at 100,000 (a query of one source: 0.01 s)."""
+        table = self._table("documents")
+        if table is None:
+            return False
+        known = self._committed
+        if known is not None and known[0] == table.version:
+            return row["id"] in known[2]
+        versions = (
+            table.search()
+            .where(f"status = 'done' AND source = {_quote(row['source'])}")
+            .select(["id", "ingested_at"])
+            .limit(None)
+            .to_arrow()
+            .to_pylist()
+        )
+        mine = (row["ingested_at"], row["id"])
+        return any((other["ingested_at"], other["id"]) > mine for other in versions)
 
     def list_documents(self) -> list[DocumentInfo]:
         infos = [self._info(r) for r in self._document_rows()]
@@ -358,8 +383,10 @@ class LanceStore(GraphMethods, PageVectorMethods):
             with _quiet():
                 if self.remote:
                     pass  # object stores have no partial files to scrub (uploads are whole)
-                elif self._table(name) is None or self._table(name).version == version:
-                    repair.scrub_failed_write(self._table_dir(name), started)
+                else:
+                    current = self._table(name)
+                    if current is None or current.version == version:
+                        repair.scrub_failed_write(self._table_dir(name), started)
             raise
 
     def put_document(
@@ -428,20 +455,19 @@ class LanceStore(GraphMethods, PageVectorMethods):
     def _commit_pending(
         self, parsed: ParsedDocument, chunks: int, chunker: str, nodes: int
     ) -> DocumentInfo:
-        doc = parsed.document
         with self._lock:
             row = S.document_row(parsed, chunks, chunker, n_nodes=nodes)
-            self._upsert("documents", [row], S.DOCUMENTS)
+            written = pa.Table.from_pylist([row], schema=S.DOCUMENTS)
+            self._upsert("documents", written, S.DOCUMENTS)
             try:
                 self._ensure_text_index()
             except Exception as exc:
                 # The document is committed; a missing index is found by check and built by
                 # recover (or the ingest's final optimize), so the write still succeeded.
                 log.warning("the full-text index could not be built yet: %s", exc)
-        info = self.has_document(doc.id)
-        if info is None:  # pragma: no cover - the row was just committed
-            raise StoreError(f"document {doc.id} vanished after commit")
-        return info
+        # What a read of the row returns, without the read: the row as Arrow holds it (a
+        # read-back cost two scans of the documents table, one of them of every committed id).
+        return self._info(written.select(S.DOCUMENT_INFO_COLUMNS).to_pylist()[0])
 
     def _abort_pending(self, doc_id: str) -> None:
         from docsight.index.sources import remove_orphans

@@ -6,10 +6,12 @@ the load beside it: every benchmark records the same facts the same way, from he
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import resource
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +121,14 @@ def status_mib(field: str, pid: int | str = "self") -> float | None:
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def child_run(script: str, *args: str) -> dict[str, Any]:
+    """Run ``script --one ARGS`` in a fresh Python process and return the JSON object it prints
+    last (a run that must not share this process's memory, caches or loaded models)."""
+    out = subprocess.run(
+        [sys.executable, script, "--one", *args], check=True, capture_output=True, text=True
+    ).stdout
+    run: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    print(json.dumps(run), flush=True)
+    return run

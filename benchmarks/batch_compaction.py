@@ -20,7 +20,6 @@ import argparse
 import json
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from _machine import load_average, machine  # noqa: E402
+from _machine import child_run, load_average, machine  # noqa: E402
 
 PAPERS = ROOT.parent / "shared" / "papers"
 
@@ -117,15 +116,7 @@ def main() -> None:
         folder = Path(tmp) / "notes"
         make_files(folder, args.files)
         for every in args.every:
-            out = subprocess.run(
-                [sys.executable, __file__, "--one", str(folder), str(every)],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-            run = json.loads(out.strip().splitlines()[-1])
-            runs.append(run)
-            print(json.dumps(run), flush=True)
+            runs.append(child_run(__file__, str(folder), str(every)))
     result = {
         "command": f"python benchmarks/batch_compaction.py --files {args.files} --every "
         + " ".join(map(str, args.every)),

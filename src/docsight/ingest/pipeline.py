@@ -9,7 +9,8 @@ Parsing, picture text, descriptions and chunking run in worker processes under p
 (:mod:`docsight.ingest.worker`, :mod:`docsight.ingest.supervisor`); this process reads and
 sniffs each file, decides whether it changed, and embeds and stores what the workers return, in
 input order. Files are handed to the workers a few ahead of the one being stored, so the workers
-stay busy while this process embeds.
+stay busy while this process embeds; and a small next file whose chunks are back is embedded
+while the current one is stored (:mod:`docsight.ingest.embedding`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-import numpy as np
-
 from docsight._memory import hold_mmap_threshold, release_freed_memory, system_arrow_pool
 from docsight.document.ids import bytes_sha256, document_id_from_sha256
 from docsight.encoders.base import Encoder
@@ -33,6 +32,7 @@ from docsight.graph import make_graph
 from docsight.index.base import DocumentInfo, Store
 from docsight.index.visual import document_page_vectors
 from docsight.ingest.chunking import Chunker
+from docsight.ingest.embedding import IngestEmbedder
 from docsight.ingest.progress import ProgressCallback, ProgressTracker
 from docsight.ingest.report import FileOutcome, IngestInterrupted, IngestReport
 from docsight.ingest.supervisor import Supervisor
@@ -64,6 +64,8 @@ class _Runner(Protocol):
     def submit(self, key: int, job: ParseJob) -> None: ...
 
     def result(self, key: int) -> JobResult: ...
+
+    def ready(self, key: int) -> JobResult | None: ...
 
     def close(self) -> None: ...
 
@@ -142,6 +144,8 @@ class IngestPipeline:
         self._storage_full: str | None = None
         #: The file between its parse and its outcome (what Ctrl-C may interrupt).
         self._current: _Slot | None = None
+        #: Every embedding of a run, on one thread, a small next file's ahead of its turn.
+        self._embedder = IngestEmbedder(encoder)
 
     def run(
         self, paths: Sequence[str | Path], progress: ProgressCallback | None = None
@@ -248,6 +252,7 @@ class IngestPipeline:
                 release_freed_memory()
                 tracker.finished(index - 1, outcome)
         finally:
+            self._embedder.close()
             runner.close()
         return changed
 
@@ -377,6 +382,14 @@ class IngestPipeline:
     # --- after parsing: embed and store -------------------------------------------------------
 
     def _finish(self, slot: _Slot, runner: _Runner, key: int, emit: Callable[[str], None]) -> None:
+        try:
+            self._finish_file(slot, runner, key, emit)
+        finally:
+            self._embedder.forget(key)  # vectors made ahead for a file that did not use them
+
+    def _finish_file(
+        self, slot: _Slot, runner: _Runner, key: int, emit: Callable[[str], None]
+    ) -> None:
         outcome = slot.outcome
         if slot.duplicate_of is not None:
             self._settle_duplicate(slot)
@@ -399,7 +412,7 @@ class IngestPipeline:
             outcome.reason = f"not stored: {self._storage_full}"
             return
         try:
-            self._store(slot, result.output, emit)
+            self._store(slot, key, result.output, emit, lambda: self._look_ahead(runner, key + 1))
         except Exception as exc:
             _record_failure(outcome, exc, Path(outcome.path))
             if outcome.error_code == "storage_full":
@@ -419,7 +432,22 @@ class IngestPipeline:
         outcome.error_code = first.error_code or "ingest_error"
         outcome.reason = f"same content as {first.path}, which failed: {first.reason}"
 
-    def _store(self, slot: _Slot, output: ParseOutput, emit: Callable[[str], None]) -> None:
+    def _look_ahead(self, runner: _Runner, key: int) -> None:
+        """Embed file ``key``'s chunks now, while this file is stored, if they are back from
+        the workers and few (:mod:`docsight.ingest.embedding`)."""
+        result = runner.ready(key)
+        if result is None or result.output is None or result.output.vectors is not None:
+            return
+        self._embedder.ahead(key, [c.text for c in result.output.chunks])
+
+    def _store(
+        self,
+        slot: _Slot,
+        key: int,
+        output: ParseOutput,
+        emit: Callable[[str], None],
+        look_ahead: Callable[[], None],
+    ) -> None:
         outcome, parsed, chunks = slot.outcome, output.parsed, output.chunks
         # The stored parser id is what the skip check compares (it may name OCR availability).
         parsed.document.parser = slot.parser_id
@@ -434,7 +462,14 @@ class IngestPipeline:
             # The Ray engine's actors embedded the chunks already, with the same encoder.
             vectors = output.vectors
             if vectors is None:
-                vectors = _embed([c.text for c in chunks], encoder)
+                vectors, ahead_s = self._embedder.vectors(key, [c.text for c in chunks])
+                if ahead_s is not None:
+                    # Embedded during the last file's graph and store: this stage's clock saw
+                    # only the wait, and the process CPU of that embedding went to the last
+                    # file's stages, which ran beside it.
+                    outcome.timings["count.embedded_ahead"] = 1
+                    outcome.timings["embed.ahead"] = round(ahead_s, 4)
+        look_ahead()
         self.store.bind_encoder(encoder.fingerprint, encoder.dim)
         # Each step's working memory is gone once it ends (the texts' token ids, the graph's
         # intermediate counts): hand it back before the next step adds its own.
@@ -457,7 +492,7 @@ class IngestPipeline:
                     vectors,
                     self.settings.graph,
                     chat=self.chat,
-                    embed=encoder.encode_documents,
+                    embed=self._embedder.encode,
                 )
             release_freed_memory()
 
@@ -501,19 +536,6 @@ class IngestPipeline:
         else:
             outcome.status = "no_text"
             outcome.reason = _no_text_reason(slot.parser_id, self.settings)
-
-
-def _embed(texts: list[str], encoder: Encoder) -> np.ndarray:
-    """One vector per text; each distinct text is embedded once (repetitive files, such as a
-    megabyte of one repeated phrase, would otherwise cost thousands of identical inferences)."""
-    if not texts:
-        return np.zeros((0, encoder.dim), dtype=np.float32)
-    distinct = list(dict.fromkeys(texts))
-    if len(distinct) == len(texts):
-        return encoder.encode_documents(texts)
-    vectors = encoder.encode_documents(distinct)
-    row = {text: i for i, text in enumerate(distinct)}
-    return vectors[[row[text] for text in texts]]
 
 
 def _no_text_reason(parser_id: str, settings: Settings) -> str:

@@ -211,6 +211,10 @@ class RayRunner:
             self._listener(ParseProgress(key, "parse", pages, pages))
         return result
 
+    def ready(self, key: int) -> JobResult | None:
+        """Never ahead: the cluster's actors embed every file already."""
+        return None
+
     def _relay_progress(self) -> None:
         """Hand the page events the tasks posted to the listener, in this thread."""
         if self._board is None or self._listener is None:
@@ -506,10 +510,10 @@ class EmbedActor:
 
     def embed(self, texts: list[str]) -> tuple[Any, str, float, float]:
         """``(vectors, encoder fingerprint, wall seconds, CPU seconds)``."""
-        from docsight.ingest.pipeline import _embed
+        from docsight.ingest.embedding import embed_texts
 
         wall, cpu = time.perf_counter(), time.process_time()
-        vectors = _embed(texts, self.encoder)
+        vectors = embed_texts(texts, self.encoder)
         return (
             vectors,
             self.encoder.fingerprint,

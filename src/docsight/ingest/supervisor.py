@@ -198,6 +198,8 @@ class Supervisor:
         self._results: queue.Queue[JobResult | ParseProgress | BaseException] = queue.Queue()
         self._listener: ProgressListener | None = None
         self._done: dict[int, JobResult] = {}
+        #: What stopped the supervisor thread, once it has been received.
+        self._failure: BaseException | None = None
         self._workers: list[_Worker] = []
         self._stop = threading.Event()
         self._start_failures = 0
@@ -227,20 +229,38 @@ class Supervisor:
 
     def result(self, key: int) -> JobResult:
         while key not in self._done:
+            if self._failure is not None:
+                raise DocsightError(
+                    f"the ingest supervisor failed: {self._failure}"
+                ) from self._failure
             try:
                 item = self._results.get(timeout=1.0)
             except queue.Empty:
                 if self._thread is None or not self._thread.is_alive():
                     raise DocsightError("the ingest supervisor stopped unexpectedly") from None
                 continue
-            if isinstance(item, BaseException):
-                raise DocsightError(f"the ingest supervisor failed: {item}") from item
-            if isinstance(item, ParseProgress):
-                if self._listener is not None:
-                    self._listener(item)
-                continue
-            self._done[item.key] = item
+            self._take(item)
         return self._done.pop(key)
+
+    def ready(self, key: int) -> JobResult | None:
+        """The result of ``key`` if it has arrived, without waiting; :meth:`result` still
+        returns it. Progress that arrived with it goes to the listener, as in :meth:`result`."""
+        while key not in self._done and self._failure is None:
+            try:
+                item = self._results.get_nowait()
+            except queue.Empty:
+                return None
+            self._take(item)
+        return self._done.get(key)
+
+    def _take(self, item: JobResult | ParseProgress | BaseException) -> None:
+        if isinstance(item, BaseException):
+            self._failure = item  # raised by the next result()
+        elif isinstance(item, ParseProgress):
+            if self._listener is not None:
+                self._listener(item)
+        else:
+            self._done[item.key] = item
 
     def close(self) -> None:
         self._stop.set()

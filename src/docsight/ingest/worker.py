@@ -477,6 +477,10 @@ class InlineRunner:
         result.seconds = time.perf_counter() - started
         return result
 
+    def ready(self, key: int) -> JobResult | None:
+        """Never ready before it is asked for: a job runs in :meth:`result`."""
+        return None
+
     def close(self) -> None:
         self._jobs.clear()
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from docsight import DocSight
 from docsight.document.ids import bytes_sha256
@@ -76,3 +77,17 @@ def test_the_supervisor_hands_out_a_finished_result_without_waiting(tmp_path: Pa
         assert early is not None and early.output is not None
         assert supervisor.ready(0) is early
         assert supervisor.result(0) is early  # still there for its turn
+
+
+def test_a_failing_look_ahead_fails_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(self: Supervisor, key: int) -> None:
+        raise RuntimeError("no peeking")
+
+    monkeypatch.setattr(Supervisor, "ready", broken)
+    notes = _notes(tmp_path / "notes")[:3]
+    report = DocSight(tmp_path / "col").ingest(notes)
+    assert [f.status for f in report.files] == ["added"] * 3
+    assert not any(f.timings.get("count.embedded_ahead") for f in report.files)
+    assert "looking ahead to the next file failed" in caplog.text

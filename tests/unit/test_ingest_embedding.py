@@ -43,7 +43,8 @@ def test_a_small_file_is_embedded_ahead_and_used_once() -> None:
         assert vectors[:, 0].tolist() == [3.0, 5.0]
         assert seconds is not None and seconds >= 0
         assert embedder.vectors(1, ["one", "three"])[1] is None  # used once: made anew
-        assert len(encoder.calls) == 2  # the texts were not embedded a second time
+        assert len(encoder.calls) == 2
+        assert encoder.calls[1][1] == threading.current_thread().name  # in its turn: here
         assert encoder.calls[0][1].startswith("docsight-embed")
     finally:
         embedder.close()

@@ -1,17 +1,20 @@
-"""The ingest's embedding, on a thread of its own, one file ahead when the next file is small.
+"""The ingest's embedding: a small next file's embedded on a thread while this one is stored.
 
 This process embeds each file's chunks, then builds its graph and stores its rows, one file
 after another. For a small file the graph and the store take about as long as the embedding
 (0.15 s against 0.25 s for a four-paragraph note), and while they run, onnxruntime's threads
 are idle. So when the next file's chunks have already come back from the workers and are few
-(:data:`AHEAD_CHUNKS`), they are embedded on this thread while the current file is stored.
+(:data:`AHEAD_CHUNKS`), they are embedded on a thread of their own while the current file is
+stored. The vectors are the same either way (the same texts, in one call).
 
-Every encoder call of an ingest goes through the one thread, in the order asked (the graph's
-summaries too), so two files' embeddings never share the cores. A larger next file waits for
-its turn as before: its embedding dominates its own time anyway, and embedding it early would
-hold its vectors and onnxruntime's working memory next to the current file's store. The bound
-also keeps Ctrl-C prompt: an embedding under way is waited for, and a small one ends within
-seconds. The vectors are the same either way (the same texts, in one call).
+A file's own embedding, when it was not done ahead, runs in the calling thread as before, and
+the thread is idle then (the next file is looked at only once this one has its vectors): two
+files' embeddings never share the cores, and Ctrl-C stops a long embedding between its
+batches. The graph's summaries go through the thread, behind whatever it is doing. A larger
+next file waits for its turn: its embedding dominates its own time anyway, and embedding it
+early would hold its vectors and onnxruntime's working memory beside the current file's
+store. The bound also keeps Ctrl-C prompt: an embedding under way on the thread is waited
+for, and one of 64 chunks ends within seconds.
 """
 
 from __future__ import annotations
@@ -58,15 +61,16 @@ class IngestEmbedder:
         return True
 
     def vectors(self, key: int, texts: Sequence[str]) -> tuple[np.ndarray, float | None]:
-        """File ``key``'s vectors: those embedded ahead (of the same texts), or made now; and,
-        when ahead, the seconds that embedding took on its thread (the caller waited less)."""
+        """File ``key``'s vectors: those embedded ahead (of the same texts), or made now in
+        this thread; and, when ahead, the seconds that embedding took on its thread (the
+        caller waited less)."""
         started = self._ahead.pop(key, None)
         if started is not None:
             if started[0] == list(texts):
                 vectors, seconds = started[1].result()
                 return vectors, seconds
             started[1].cancel()
-        return self.encode(texts), None
+        return embed_texts(texts, self._encoder()), None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` on the embedding thread, after whatever it is doing, and wait."""

@@ -144,7 +144,7 @@ class IngestPipeline:
         self._storage_full: str | None = None
         #: The file between its parse and its outcome (what Ctrl-C may interrupt).
         self._current: _Slot | None = None
-        #: Every embedding of a run, on one thread, a small next file's ahead of its turn.
+        #: Embeds a small next file's chunks on a thread while the current file is stored.
         self._embedder = IngestEmbedder(encoder)
 
     def run(
@@ -469,7 +469,10 @@ class IngestPipeline:
                     # file's stages, which ran beside it.
                     outcome.timings["count.embedded_ahead"] = 1
                     outcome.timings["embed.ahead"] = round(ahead_s, 4)
-        look_ahead()
+        try:
+            look_ahead()
+        except Exception:  # only a head start was lost; it is no failure of this file
+            log.warning("looking ahead to the next file failed", exc_info=True)
         self.store.bind_encoder(encoder.fingerprint, encoder.dim)
         # Each step's working memory is gone once it ends (the texts' token ids, the graph's
         # intermediate counts): hand it back before the next step adds its own.

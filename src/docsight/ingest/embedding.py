@@ -45,7 +45,8 @@ def embed_texts(texts: Sequence[str], encoder: Encoder) -> np.ndarray:
 
 
 class IngestEmbedder:
-    """Embeds on one thread: a file's chunks when asked, or ahead of time (see the module)."""
+    """A file's chunks embedded in its turn in the caller's thread, or, for a small next
+    file, ahead of its turn on a thread of its own (see the module)."""
 
     def __init__(self, encoder: Callable[[], Encoder]) -> None:
         self._encoder = encoder

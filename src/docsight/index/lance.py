@@ -310,8 +310,9 @@ class LanceStore(GraphMethods, PageVectorMethods):
         """Whether a newer version of ``row``'s source is committed (see ``_commit_state``).
 
         Asked of the versions of one source, not of every document: an ingest asks it once or
-        twice a file, each time after a write, and a scan of every committed row took 0.08 s
-        at 10,000 documents and 0.7 s at 100,000 (a query of one source: 0.01 s)."""
+        twice a file, each time after a write, and a scan of every committed row took 0.14 s
+        at 10,000 documents and 0.9 s at 100,000, a query of one source 0.02-0.03 s at any of
+        these sizes (``benchmarks/results/document_lookup.md``)."""
         table = self._table("documents")
         if table is None:
             return False

@@ -271,10 +271,7 @@ class LanceStore(GraphMethods, PageVectorMethods):
             newest: dict[str, dict[str, Any]] = {}
             for row in rows:
                 best = newest.get(row["source"])
-                if best is None or (row["ingested_at"], row["id"]) > (
-                    best["ingested_at"],
-                    best["id"],
-                ):
+                if best is None or _version_order(row) > _version_order(best):
                     newest[row["source"]] = row
             keep = frozenset(r["id"] for r in newest.values())
             old = frozenset(r["id"] for r in rows) - keep
@@ -319,16 +316,8 @@ class LanceStore(GraphMethods, PageVectorMethods):
         known = self._committed
         if known is not None and known[0] == table.version:
             return row["id"] in known[2]
-        versions = (
-            table.search()
-            .where(f"status = 'done' AND source = {_quote(row['source'])}")
-            .select(["id", "ingested_at"])
-            .limit(None)
-            .to_arrow()
-            .to_pylist()
-        )
-        mine = (row["ingested_at"], row["id"])
-        return any((other["ingested_at"], other["id"]) > mine for other in versions)
+        versions = self._document_rows(f"source = {_quote(row['source'])}", all_versions=True)
+        return any(_version_order(other) > _version_order(row) for other in versions)
 
     def list_documents(self) -> list[DocumentInfo]:
         infos = [self._info(r) for r in self._document_rows()]
@@ -742,6 +731,12 @@ class LanceStore(GraphMethods, PageVectorMethods):
         from docsight.index.sources import collection_stats
 
         return collection_stats(self)
+
+
+def _version_order(row: dict[str, Any]) -> tuple[Any, str]:
+    """Which of two committed versions of one source is newer: the later ``ingested_at``, then
+    the larger id (two commits in the same microsecond)."""
+    return (row["ingested_at"], row["id"])
 
 
 def _is_vector_index(index: Any) -> bool:

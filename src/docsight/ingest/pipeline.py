@@ -412,7 +412,7 @@ class IngestPipeline:
             outcome.reason = f"not stored: {self._storage_full}"
             return
         try:
-            self._store(slot, key, result.output, emit, lambda: self._look_ahead(runner, key + 1))
+            self._store(slot, key, result.output, emit, runner)
         except Exception as exc:
             _record_failure(outcome, exc, Path(outcome.path))
             if outcome.error_code == "storage_full":
@@ -446,7 +446,7 @@ class IngestPipeline:
         key: int,
         output: ParseOutput,
         emit: Callable[[str], None],
-        look_ahead: Callable[[], None],
+        runner: _Runner,
     ) -> None:
         outcome, parsed, chunks = slot.outcome, output.parsed, output.chunks
         # The stored parser id is what the skip check compares (it may name OCR availability).
@@ -470,7 +470,7 @@ class IngestPipeline:
                     outcome.timings["count.embedded_ahead"] = 1
                     outcome.timings["embed.ahead"] = round(ahead_s, 4)
         try:
-            look_ahead()
+            self._look_ahead(runner, key + 1)
         except Exception:  # only a head start was lost; it is no failure of this file
             log.warning("looking ahead to the next file failed", exc_info=True)
         self.store.bind_encoder(encoder.fingerprint, encoder.dim)

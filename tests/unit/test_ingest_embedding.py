@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import numpy as np
+import pytest
 
 from docsight.ingest.embedding import AHEAD_CHUNKS, IngestEmbedder, embed_texts
 
@@ -26,6 +28,18 @@ class RecordingEncoder:
         return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
 
 
+@pytest.fixture
+def encoder() -> RecordingEncoder:
+    return RecordingEncoder()
+
+
+@pytest.fixture
+def embedder(encoder: RecordingEncoder) -> Iterator[IngestEmbedder]:
+    made = IngestEmbedder(lambda: encoder)  # type: ignore[arg-type,return-value]
+    yield made
+    made.close()
+
+
 def test_repeated_texts_are_embedded_once() -> None:
     encoder = RecordingEncoder()
     vectors = embed_texts(["aa", "b", "aa"], encoder)  # type: ignore[arg-type]
@@ -34,45 +48,36 @@ def test_repeated_texts_are_embedded_once() -> None:
     assert embed_texts([], encoder).shape == (0, 3)  # type: ignore[arg-type]
 
 
-def test_a_small_file_is_embedded_ahead_and_used_once() -> None:
-    encoder = RecordingEncoder()
-    embedder = IngestEmbedder(lambda: encoder)  # type: ignore[arg-type,return-value]
-    try:
-        assert embedder.ahead(1, ["one", "three"])
-        vectors, seconds = embedder.vectors(1, ["one", "three"])
-        assert vectors[:, 0].tolist() == [3.0, 5.0]
-        assert seconds is not None and seconds >= 0
-        assert embedder.vectors(1, ["one", "three"])[1] is None  # used once: made anew
-        assert len(encoder.calls) == 2
-        assert encoder.calls[1][1] == threading.current_thread().name  # in its turn: here
-        assert encoder.calls[0][1].startswith("docsight-embed")
-    finally:
-        embedder.close()
+def test_a_small_file_is_embedded_ahead_and_used_once(
+    encoder: RecordingEncoder, embedder: IngestEmbedder
+) -> None:
+    assert embedder.ahead(1, ["one", "three"])
+    vectors, seconds = embedder.vectors(1, ["one", "three"])
+    assert vectors[:, 0].tolist() == [3.0, 5.0]
+    assert seconds is not None and seconds >= 0
+    assert embedder.vectors(1, ["one", "three"])[1] is None  # used once: made anew
+    assert len(encoder.calls) == 2
+    assert encoder.calls[1][1] == threading.current_thread().name  # in its turn: here
+    assert encoder.calls[0][1].startswith("docsight-embed")
 
 
-def test_a_large_file_waits_for_its_turn() -> None:
-    encoder = RecordingEncoder()
-    embedder = IngestEmbedder(lambda: encoder)  # type: ignore[arg-type,return-value]
-    try:
-        texts = [f"chunk {i}" for i in range(AHEAD_CHUNKS + 1)]
-        assert not embedder.ahead(2, texts)
-        assert not embedder.ahead(3, [])
-        assert encoder.calls == []
-        vectors, seconds = embedder.vectors(2, texts)
-        assert len(vectors) == AHEAD_CHUNKS + 1 and seconds is None
-    finally:
-        embedder.close()
+def test_a_large_file_waits_for_its_turn(
+    encoder: RecordingEncoder, embedder: IngestEmbedder
+) -> None:
+    texts = [f"chunk {i}" for i in range(AHEAD_CHUNKS + 1)]
+    assert not embedder.ahead(2, texts)
+    assert not embedder.ahead(3, [])
+    assert encoder.calls == []
+    vectors, seconds = embedder.vectors(2, texts)
+    assert len(vectors) == AHEAD_CHUNKS + 1 and seconds is None
 
 
-def test_other_texts_than_those_embedded_ahead_are_embedded_anew() -> None:
-    encoder = RecordingEncoder()
-    embedder = IngestEmbedder(lambda: encoder)  # type: ignore[arg-type,return-value]
-    try:
-        embedder.ahead(4, ["old"])
-        vectors, seconds = embedder.vectors(4, ["newer"])
-        assert vectors[:, 0].tolist() == [5.0] and seconds is None
-    finally:
-        embedder.close()
+def test_other_texts_than_those_embedded_ahead_are_embedded_anew(
+    embedder: IngestEmbedder,
+) -> None:
+    embedder.ahead(4, ["old"])
+    vectors, seconds = embedder.vectors(4, ["newer"])
+    assert vectors[:, 0].tolist() == [5.0] and seconds is None
 
 
 def test_every_call_runs_on_the_one_thread_in_order() -> None:

@@ -132,3 +132,22 @@ def child_run(script: str, *args: str) -> dict[str, Any]:
     run: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     print(json.dumps(run), flush=True)
     return run
+
+
+def run_record(command: str, load_before: str, *, onnxruntime: bool = True) -> dict[str, Any]:
+    """What a result file says of its run: the command, when, on what, and the load before and
+    after (call it when the run has ended)."""
+    from datetime import UTC, datetime
+
+    return {
+        "command": command,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(onnxruntime=onnxruntime),
+        "load_before": load_before,
+        "load_after": load_average(),
+    }
+
+
+def write_json(path: Path, result: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n")

@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from _machine import child_run, load_average, machine  # noqa: E402
+from _machine import child_run, load_average, run_record, write_json  # noqa: E402
 
 PAPERS = ROOT.parent / "shared" / "papers"
 
@@ -117,16 +117,11 @@ def main() -> None:
         make_files(folder, args.files)
         for every in args.every:
             runs.append(child_run(__file__, str(folder), str(every)))
-    result = {
-        "command": f"python benchmarks/batch_compaction.py --files {args.files} --every "
-        + " ".join(map(str, args.every)),
-        "machine": machine(),
-        "load_before": load_before,
-        "load_after": load_average(),
-        "runs": runs,
-    }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=2) + "\n")
+    command = f"python benchmarks/batch_compaction.py --files {args.files} --every " + " ".join(
+        map(str, args.every)
+    )
+    result = run_record(command, load_before) | {"runs": runs}
+    write_json(args.json, result)
     lines = [
         "# A batch of many small files (issue 17)",
         "",

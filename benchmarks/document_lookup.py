@@ -38,7 +38,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(HERE))
 
-from _machine import load_average, machine  # noqa: E402
+from _machine import load_average, run_record, write_json  # noqa: E402
 
 BATCH = 20_000
 
@@ -116,18 +116,13 @@ def main() -> None:
         run = one_size(docs, args.repeat)
         runs.append(run)
         print(json.dumps(run), flush=True)
-    result = {
-        "command": "python benchmarks/document_lookup.py --docs "
+    command = (
+        "python benchmarks/document_lookup.py --docs "
         + " ".join(map(str, args.docs))
-        + f" --repeat {args.repeat}",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(onnxruntime=False),
-        "load_before": load_before,
-        "load_after": load_average(),
-        "runs": runs,
-    }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=2) + "\n")
+        + f" --repeat {args.repeat}"
+    )
+    result = run_record(command, load_before, onnxruntime=False) | {"runs": runs}
+    write_json(args.json, result)
     lines = [
         "# Per-file lookups against the size of the documents table (issue 17)",
         "",

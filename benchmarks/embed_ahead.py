@@ -28,7 +28,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _machine import child_run, load_average, machine  # noqa: E402
+from _machine import child_run, load_average, run_record, write_json  # noqa: E402
 from batch_compaction import make_files  # noqa: E402
 
 
@@ -86,19 +86,15 @@ def main() -> None:
     def median(ahead: bool, key: str) -> float:
         return round(statistics.median(r[key] for r in runs if r["ahead"] == ahead), 1)
 
-    result = {
-        "command": f"python benchmarks/embed_ahead.py --files {args.files} --rounds {args.rounds}",
-        "machine": machine(),
-        "load_before": load_before,
-        "load_after": load_average(),
+    command = f"python benchmarks/embed_ahead.py --files {args.files} --rounds {args.rounds}"
+    result = run_record(command, load_before) | {
         "runs": runs,
         "median": {
             setting: {k: median(ahead, k) for k in ("wall_s", "cpu_s", "embedded_ahead")}
             for setting, ahead in (("off", False), ("on", True))
         },
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.json, result)
     lines = [
         "# Small files embedded ahead (issue 17)",
         "",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pyarrow.compute as pc
 
 from docsight.errors import DocsightError
-from docsight.index import compaction, repair
+from docsight.index import compaction, lookup, repair
 from docsight.index.compaction import optimize_table
 from docsight.index.guard import os_errno
 
@@ -118,6 +118,9 @@ def optimize(store: LanceStore, *, indexes: bool = True) -> list[str]:
         from docsight.index.visual import ensure_index
 
         ensure_index(store)  # page vectors' doc_id, if a write could not build it
+        if indexes:
+            # Before the compaction below, which then drops the versions they replaced.
+            lookup.ensure_lookup_indexes(store)
         for name in ("documents", *CHILD_TABLES):
             table = store._table(name)
             if table is None:

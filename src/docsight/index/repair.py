@@ -38,7 +38,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from docsight.errors import StoreError
 from docsight.index import schema as S
+from docsight.index.lookup import create_lookup_index, index_column
+from docsight.index.where import quote
 
 if TYPE_CHECKING:
     from docsight.index.lance import LanceStore
@@ -210,6 +213,8 @@ def _probe_indexes(
                 _probe_text(table, readable)
             elif "vector" in index.columns:
                 _probe_vector(table, readable)
+            elif str(index.index_type).upper() == "BTREE" and len(index.columns) == 1:
+                _probe_lookup(table, str(index.columns[0]), readable)
         except Exception as exc:
             damages.append(
                 TableDamage(
@@ -253,6 +258,12 @@ def _probe_vector(table: Any, readable: list[int] | None) -> None:
         if vector is not None:
             query = table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
             query.distance_type("cosine").nprobes(20).limit(1).to_arrow()
+
+
+def _probe_lookup(table: Any, column: str, readable: list[int] | None) -> None:
+    for value in _sample(table, column, readable)[:1]:
+        if isinstance(value, str):
+            table.count_rows(f"{column} = {quote(value)}")
 
 
 # --- repairing ----------------------------------------------------------------------------------
@@ -378,11 +389,12 @@ def _rebuild_index(store: LanceStore, damage: TableDamage) -> str:
     table = store._connect().open_table(damage.table)
     if damage.index_type == "FTS":
         store._create_text_index(table)
-    elif str(damage.index_type).upper() == "BTREE":  # page_vectors' doc_id (index.visual)
-        from docsight.index.visual import ensure_index
-
+    elif str(damage.index_type).upper() == "BTREE":  # a lookup index (index.lookup, .visual)
+        column = index_column(table, damage.index or "")
+        if column is None:
+            raise StoreError(f"index {damage.index} of table {damage.table} names no one column")
+        create_lookup_index(table, column)
         store._forget_tables()
-        ensure_index(store, replace=True)
     else:
         store._create_vector_index(table, replace=True)
     return f"rebuilt the {damage.index_type} index of table {damage.table} from its rows"

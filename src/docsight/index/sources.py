@@ -240,12 +240,12 @@ def collection_stats(store: LanceStore) -> CollectionStats:
         table = store._table(name)
         return int(table.count_rows(where)) if table is not None else 0
 
-    from docsight.index.lance import _TEXT_TABLES
+    from docsight.index.lance import CHILD_TABLES
 
     manifest = store._read_manifest()
     encoder = manifest.get("encoder") or {}
     indexes = []
-    for name in _TEXT_TABLES:
+    for name in ("documents", *CHILD_TABLES):
         table = store._table(name)
         if table is not None:
             indexes.extend(

@@ -5,6 +5,8 @@ and rebuilt by ``check --repair``, and a small collection does not get them."""
 
 from __future__ import annotations
 
+import errno
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -138,3 +140,29 @@ def test_a_damaged_lookup_index_is_found_and_rebuilt(
     doc = ds.documents()[0]
     assert ds.store.document_chunks(doc.id)
     assert "chunks.doc_id_idx (BTree)" in _lookup_indexes(ds)
+
+
+def test_an_index_that_cannot_be_built_fails_no_file(
+    collections: tuple[Path, Path, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A lookup index only saves time: failing to build one (a full disk) is logged, and the
+    ingest, its final optimize and every search go on without it."""
+
+    def refuse(table: Any, column: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(lookup, "MIN_ROWS", 1)
+    monkeypatch.setattr(lookup, "create_lookup_index", refuse)
+    ds = _ds(tmp_path / "col", collections[2])
+    with caplog.at_level(logging.WARNING, logger="docsight.index.maintenance"):
+        report = ds.ingest([write_corpus(tmp_path / "corpus")])
+    assert not report.failed and len(report.added) == 2 and not report.warnings
+    assert "lookup indexes could not be built yet" in caplog.text
+    assert not _lookup_indexes(ds)
+    assert ds.check().ok and ds.search(QUERY, k=3)
+    # The final optimize still ran to the end: one version of each table is left.
+    for table in (tmp_path / "col" / "tables").glob("*.lance"):
+        assert len(list((table / "_versions").glob("*.manifest"))) == 1, table.name

@@ -392,7 +392,7 @@ def _rebuild_index(store: LanceStore, damage: TableDamage) -> str:
     elif str(damage.index_type).upper() == "BTREE":  # a lookup index (index.lookup, .visual)
         column = index_column(table, damage.index or "")
         if column is None:
-            raise StoreError(f"index {damage.index} of table {damage.table} names no one column")
+            raise StoreError(f"index {damage.index} of table {damage.table} is not on one column")
         create_lookup_index(table, column)
         store._forget_tables()
     else:

@@ -249,15 +249,15 @@ def write(store: LanceStore, doc_id: str, vectors: PageVectors, *, append: bool 
         log.warning("the page vectors' document index could not be built yet: %s", exc)
 
 
-def ensure_index(store: LanceStore, *, replace: bool = False) -> None:
+def ensure_index(store: LanceStore) -> None:
     """A BTREE index on ``doc_id``: a search within a few documents reads only their rows."""
-    from lancedb.index import BTree
+    from docsight.index.lookup import create_lookup_index
 
     table = store._table(PAGE_VECTORS)
     if table is None or not table.count_rows():
         return
-    if replace or not any("doc_id" in i.columns for i in table.list_indices()):
-        table.create_index("doc_id", config=BTree(), replace=True)
+    if not any("doc_id" in i.columns for i in table.list_indices()):
+        create_lookup_index(table, "doc_id")
 
 
 # --- reading ------------------------------------------------------------------------------------

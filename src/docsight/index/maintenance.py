@@ -119,11 +119,12 @@ def optimize(store: LanceStore, *, indexes: bool = True) -> list[str]:
 
         ensure_index(store)  # page vectors' doc_id, if a write could not build it
         if indexes:
-            # Before the compaction below, which then drops the versions they replaced.
+            # Before the compaction below, which then drops the versions they replaced. They
+            # only save time (reads scan without them), so failing to build one (a full disk
+            # is measured per table below) must not keep the tables from their compaction.
             try:
                 lookup.ensure_lookup_indexes(store)
-            except Exception as exc:  # only speed: reads scan without them, and the tables
-                # still need their compaction (a full disk is measured per table below)
+            except Exception as exc:
                 log.warning("the lookup indexes could not be built yet: %s", exc)
         for name in ("documents", *CHILD_TABLES):
             table = store._table(name)

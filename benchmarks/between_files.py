@@ -34,24 +34,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _machine import load_average, run_record, write_json  # noqa: E402
-from lookup_indexes import _doc_id, _texts, _vectors, build  # noqa: E402
-
-from fixtures.stored import paragraph_document  # noqa: E402
-
-
-def _store_one(store: Any, number: int) -> None:
-    rng = np.random.default_rng(number)
-    parsed, chunks = paragraph_document(
-        _doc_id(10**9 + number), f"new-{number}.txt", _texts(50, rng), per_page=3
-    )
-    store.put_document(parsed, chunks, _vectors(50, rng), "bench/1")
+from lookup_indexes import build, optimized_by, store_one  # noqa: E402
 
 
 def measure(docs: int, files: int, rounds: int) -> dict[str, Any]:
     from docsight.index import compaction
 
-    bounded = compaction.bounded_compaction
-    if not bounded():
+    if not compaction.bounded_compaction():
         raise SystemExit("this benchmark needs the large extra (pylance) to compare both ways")
     times: dict[str, list[float]] = {"lancedb": [], "bounded": []}
     number = 0
@@ -59,16 +48,13 @@ def measure(docs: int, files: int, rounds: int) -> dict[str, Any]:
         store, built = build(Path(tmp) / "collection", docs, 50)
         for _ in range(rounds):
             for way in ("lancedb", "bounded"):
-                compaction.bounded_compaction = (lambda: False) if way == "lancedb" else bounded  # type: ignore[assignment]
-                try:
+                with optimized_by(way == "lancedb"):
                     for _ in range(files):
-                        _store_one(store, number)
+                        store_one(store, number, 50)
                         number += 1
                         started = time.perf_counter()
                         store.optimize(indexes=False)
                         times[way].append(round(time.perf_counter() - started, 3))
-                finally:
-                    compaction.bounded_compaction = bounded
     return {"docs": docs, **built, "compaction_s": times}
 
 

@@ -103,7 +103,6 @@ def _copy_rows(table: Any, template: Any, first: int, count: int, name: str) -> 
 
 def build(path: Path, docs: int, per_doc: int) -> tuple[Any, dict[str, Any]]:
     from docsight.graph import make_graph
-    from docsight.index import lookup
     from docsight.index.lance import CHILD_TABLES, LanceStore
     from docsight.settings import GraphSettings
 
@@ -131,14 +130,10 @@ def build(path: Path, docs: int, per_doc: int) -> tuple[Any, dict[str, Any]]:
                 with store._lock:
                     store._append(name, rows, store._table(name).schema)
     write_s = time.perf_counter() - started
-    held = lookup.MIN_ROWS
-    lookup.MIN_ROWS = 1 << 62  # the lookup indexes are built later, timed apart
-    try:
+    with _lookup_indexes_held_back():  # built later, timed apart
         started = time.perf_counter()
         store.optimize()
         index_s = time.perf_counter() - started
-    finally:
-        lookup.MIN_ROWS = held
     rows = {n: int(store._table(n).count_rows()) for n in templates}
     return store, {"write_s": round(write_s, 1), "index_s": round(index_s, 1), "rows": rows}
 
@@ -194,19 +189,37 @@ def _index_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.glob("tables/*.lance/_indices/**/*") if f.is_file())
 
 
-def _final_optimize_s(store: Any, k: int, per_doc: int) -> float:
-    rng = np.random.default_rng(k)
+def store_one(store: Any, number: int, per_doc: int) -> None:
+    """Store one more document (``number`` makes its id and text), as an ingest would."""
+    rng = np.random.default_rng(number)
     parsed, chunks = paragraph_document(
-        _doc_id(10**9 + k), f"new-{k}.txt", _texts(per_doc, rng), per_page=3
+        _doc_id(10**9 + number), f"new-{number}.txt", _texts(per_doc, rng), per_page=3
     )
     store.put_document(parsed, chunks, _vectors(per_doc, rng), "bench/1")
+
+
+def _final_optimize_s(store: Any, k: int, per_doc: int) -> float:
+    store_one(store, k, per_doc)
     started = time.perf_counter()
     store.optimize()
     return time.perf_counter() - started
 
 
 @contextmanager
-def _optimized_by(lancedb: bool) -> Iterator[None]:
+def _lookup_indexes_held_back() -> Iterator[None]:
+    """Optimizes that build no lookup index, whatever the tables' sizes."""
+    from docsight.index import lookup
+
+    held = lookup.MIN_ROWS
+    lookup.MIN_ROWS = 1 << 62
+    try:
+        yield
+    finally:
+        lookup.MIN_ROWS = held
+
+
+@contextmanager
+def optimized_by(lancedb: bool) -> Iterator[None]:
     """With ``lancedb``, optimize as without the ``large`` extra (lancedb's own optimize)."""
     from docsight.index import compaction
 
@@ -229,14 +242,10 @@ def one_size(
         store, built = build(path, docs, per_doc)
         print(f"  built {docs:,} documents: {built}", file=sys.stderr, flush=True)
         ops = operations(store, docs, per_doc)
-        held = lookup.MIN_ROWS
-        lookup.MIN_ROWS = 1 << 62
-        try:
+        with _lookup_indexes_held_back():
             before = measure(ops, repeat, per_doc)
-            with _optimized_by(lancedb):
+            with optimized_by(lancedb):
                 optimize_before = [_final_optimize_s(store, k, per_doc) for k in range(rounds)]
-        finally:
-            lookup.MIN_ROWS = held
         bytes_before = _index_bytes(path)
         started = time.perf_counter()
         with store._lock:
@@ -245,7 +254,7 @@ def one_size(
         bytes_after = _index_bytes(path)
         after = measure(ops, repeat, per_doc)
         # The later optimizes fold rows into every index built, whatever its table's size.
-        with _optimized_by(lancedb):
+        with optimized_by(lancedb):
             optimize_after = [_final_optimize_s(store, rounds + k, per_doc) for k in range(rounds)]
     return {
         "docs": docs,

@@ -6,6 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-10)
 SAMPLES ?= samples
+# Processes the tests run in: one module's tests stay in one (0: all in this one).
+TEST_WORKERS ?= 2
 
 .PHONY: install demo test test-visual lint bench clean
 
@@ -37,7 +39,7 @@ demo: install
 	$(DS) search "revenue guidance for 2025" -k 3
 
 test: install
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The visual channel's tests (`visual` marker) need torch and colpali-engine: they get their own
 # venv, so .venv and `make test` stay torch-free. torch and torchvision must be one build. Both

@@ -22,6 +22,13 @@ pytest_plugins = [
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("DOCSIGHT_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 
+# The CLI's rich consoles are made when it is imported, and a console made while COLUMNS is set
+# keeps that width for good. The workers of pytest-xdist have COLUMNS=80 in their environment, so
+# a test that widens one command's output through its environment would get 80 columns. Without
+# COLUMNS at import, a console reads it again at every print.
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
+
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:

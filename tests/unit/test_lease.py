@@ -214,7 +214,9 @@ def test_an_azure_lease_needs_an_account_and_a_key(
 def test_a_lease_removed_behind_its_writers_back_is_released_quietly(
     where: RemoteLocation, caplog: pytest.LogCaptureFixture
 ) -> None:
-    lease = WriterLease(where, holder="writer").acquire()
+    # A ttl long enough that no renewal runs before the release, however slow the machine: a
+    # renewal would find the lease gone and rightly report it taken over.
+    lease = WriterLease(where, holder="writer", ttl=3600).acquire()
     where.delete(LEASE_NAME)  # an operator cleaned up by hand
     with caplog.at_level("WARNING", logger="docsight.index.lease"):
         lease.release()

@@ -11,8 +11,8 @@ settings (``--workers`` sets ``ingest.workers``), and samples the resident memor
 
 * pages, chunks, wall seconds and pages/s of the whole ingestion, and the wall and CPU seconds
   of each stage the file went through (from ``FileOutcome.timings``);
-* the peak RSS of the parent and of the workers, and the worker's own peak (VmHWM) as the ingest
-  report gives it;
+* the peak RSS of the parent and of the workers, and the peaks the ingest report gives: the
+  worker's own (VmHWM) and the parent's while it handled the file;
 * the RSS of parent and workers at 25/50/75/100 % of the run's wall time, and the worker's RSS
   when 25/50/75/100 % of the pages were parsed: flat memory means the second row stays level
   while pages go by;
@@ -269,6 +269,7 @@ def run(
         "peak_worker_mb": round(max(workers_max(s) for s in samples), 1),
         "peak_workers_total_mb": round(max(workers_total(s) for s in samples), 1),
         "worker_peak_reported_mb": outcome.peak_memory_mb,
+        "parent_peak_reported_mb": outcome.process_peak_memory_mb,
         "rss_by_time": by_time,
         "rss_by_pages": by_pages,
         "stages": stages,
@@ -326,8 +327,9 @@ def markdown(result: dict[str, Any]) -> str:
     out += [
         "Peak resident memory (MiB): parent "
         f"{r['peak_parent_mb']}, busiest worker {r['peak_worker_mb']} (all workers together "
-        f"{r['peak_workers_total_mb']}); the worker's own peak in the ingest report: "
-        f"{r['worker_peak_reported_mb']}.",
+        f"{r['peak_workers_total_mb']}); in the ingest report, the worker's own peak "
+        f"{r['worker_peak_reported_mb']} and the parent's while it handled the file "
+        f"{r.get('parent_peak_reported_mb')} (the final optimize not included).",
         "",
         "RSS over the run's wall time (the worker parses first, then the parent embeds and "
         "stores):",

@@ -26,11 +26,16 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from types import TracebackType
 from typing import Any
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 @cache
@@ -85,3 +90,58 @@ def system_arrow_pool() -> Iterator[None]:
         yield
     finally:
         pa.set_memory_pool(previous)
+
+
+def process_memory(pid: int | str = "self") -> tuple[float, float] | None:
+    """``(resident, virtual)`` memory of a process in MiB, from ``/proc/<pid>/statm``; ``None``
+    where there is no such file (another system, or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            size, resident = f.read().split()[:2]
+    except (OSError, ValueError):
+        return None
+    return int(resident) * _PAGE / 2**20, int(size) * _PAGE / 2**20
+
+
+class PeakMemory:
+    """The highest resident memory of this process while a block runs, in MiB: looked at when
+    it starts and ends and every ``interval`` seconds between, on a thread of its own.
+
+    The kernel's own peak (VmHWM) covers the process's whole life, and resetting it would take
+    it from anyone else measuring; a look every 50 ms costs a read of ``/proc`` each. A peak
+    shorter than the interval can be missed. ``peak_mb`` is ``None`` where ``/proc`` is absent.
+    """
+
+    def __init__(self, interval: float = 0.05) -> None:
+        self.interval = interval
+        self.peak_mb: float | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _look(self) -> None:
+        memory = process_memory()
+        if memory is not None:
+            self.peak_mb = max(self.peak_mb or 0.0, memory[0])
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._look()
+
+    def __enter__(self) -> PeakMemory:
+        self._look()
+        if self.peak_mb is not None:  # nothing to sample without /proc
+            self._thread = threading.Thread(target=self._run, name="docsight-peak", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self._look()

@@ -60,6 +60,9 @@ def test_every_stage_has_wall_and_cpu_seconds(ingested: dict[str, FileOutcome]) 
             assert stage in t and f"{stage}.cpu" in t, (outcome.name, stage, sorted(t))
             assert t[stage] >= 0 and t[f"{stage}.cpu"] >= 0
         assert outcome.peak_memory_mb is not None and outcome.peak_memory_mb > 0
+        # This process, with the encoder and the store loaded: some hundreds of MiB.
+        assert outcome.process_peak_memory_mb is not None
+        assert outcome.process_peak_memory_mb > 100
 
 
 def test_counts_match_the_outcome(ingested: dict[str, FileOutcome]) -> None:
@@ -112,3 +115,10 @@ def test_json_output_shows_the_timings(tmp_path: Path) -> None:
     (entry,) = data["files"]
     for key in ("parse", "parse.cpu", "describe.cpu", "embed.cpu", "count.pages"):
         assert key in entry["timings"], sorted(entry["timings"])
+    assert entry["peak_memory_mb"] > 0 and entry["process_peak_memory_mb"] > 0
+    again = CliRunner().invoke(
+        app, ["--collection", str(tmp_path / "col"), "ingest", str(docs), "--json"]
+    )
+    (skipped,) = json.loads(again.output)["files"]
+    assert skipped["status"] == "skipped"
+    assert skipped["peak_memory_mb"] is None and skipped["process_peak_memory_mb"] is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,28 @@ def test_without_mallopt_the_threshold_is_left_alone(monkeypatch: pytest.MonkeyP
         assert _memory.hold_mmap_threshold() is False
     finally:
         _memory.hold_mmap_threshold.cache_clear()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_peak_held_only_inside_the_block_is_seen() -> None:
+    resident, virtual = _memory.process_memory() or (0.0, 0.0)
+    assert 0 < resident <= virtual
+    with _memory.PeakMemory(interval=0.02) as peak:
+        block = bytearray(b"x") * (96 * 2**20)  # written, so every page is resident
+        time.sleep(0.3)  # several looks of the sampler while it is held
+        del block
+        after = _memory.process_memory()
+    assert after is not None and peak.peak_mb is not None
+    # Freed before the block ended: only the thread's looks can have seen it.
+    assert peak.peak_mb - after[0] > 80, (peak.peak_mb, after)
+
+
+def test_without_proc_there_is_no_peak(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_memory, "process_memory", lambda pid="self": None)
+    with _memory.PeakMemory() as peak:
+        pass
+    assert peak.peak_mb is None and peak._thread is None
+
+
+def test_a_process_that_is_gone_has_no_memory() -> None:
+    assert _memory.process_memory(2**22 + 7) is None  # beyond the kernel's largest pid

@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from docsight._memory import hold_mmap_threshold, release_freed_memory, system_arrow_pool
+from docsight._memory import (
+    PeakMemory,
+    hold_mmap_threshold,
+    release_freed_memory,
+    system_arrow_pool,
+)
 from docsight.document.ids import bytes_sha256, document_id_from_sha256
 from docsight.encoders.base import Encoder
 from docsight.encoders.visual import VisualEncoder
@@ -396,6 +401,14 @@ class IngestPipeline:
             return
         if slot.job is None:
             return  # failed or skipped before parsing
+        with PeakMemory() as peak:
+            self._parsed_and_stored(slot, runner, key, emit)
+        outcome.process_peak_memory_mb = None if peak.peak_mb is None else round(peak.peak_mb, 1)
+
+    def _parsed_and_stored(
+        self, slot: _Slot, runner: _Runner, key: int, emit: Callable[[str], None]
+    ) -> None:
+        outcome = slot.outcome
         emit("parse")
         result = runner.result(key)
         outcome.seconds = round(outcome.seconds + result.seconds, 3)

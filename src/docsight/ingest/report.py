@@ -41,6 +41,11 @@ class FileOutcome(BaseModel):
     #: Peak resident memory of the worker process while it parsed this file, in MiB (``None``
     #: when the file was not parsed in a worker).
     peak_memory_mb: float | None = None
+    #: Peak resident memory of the ingesting process (the one that called ingest) while it
+    #: waited for this file's parse, then embedded, built the graph of and stored it, in MiB;
+    #: with ``ingest.isolation = "none"`` the parse ran in it too. Looked at every 50 ms
+    #: (``None``: the file was not parsed, or the system has no ``/proc``).
+    process_peak_memory_mb: float | None = None
 
 
 class IngestReport(BaseModel):

@@ -38,6 +38,7 @@ from multiprocessing import Pipe
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from docsight._memory import process_memory
 from docsight.errors import (
     CpuLimitError,
     DocsightError,
@@ -70,17 +71,6 @@ RECYCLE_SHARE = 0.5
 #: Workers that die before reporting ready this many times in a row mean something is broken
 #: in the environment, not in a file.
 MAX_START_FAILURES = 3
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def _memory_of(pid: int) -> tuple[float, float] | None:
-    """``(resident, virtual)`` memory of a process in MiB, from ``/proc/<pid>/statm``."""
-    try:
-        with open(f"/proc/{pid}/statm") as f:
-            size, resident = f.read().split()[:2]
-    except (OSError, ValueError):
-        return None
-    return int(resident) * _PAGE / 2**20, int(size) * _PAGE / 2**20
 
 
 @dataclass
@@ -408,7 +398,7 @@ class Supervisor:
             self._results.put(step.result)
 
     def _maybe_recycle(self, worker: _Worker) -> None:
-        memory = _memory_of(worker.process.pid)
+        memory = process_memory(worker.process.pid)
         if memory is not None and memory[0] > RECYCLE_SHARE * self.limits.memory_mb:
             worker.retiring = True
             with contextlib.suppress(OSError, ValueError):
@@ -427,7 +417,7 @@ class Supervisor:
                 continue
             if running.killed is not None:
                 continue
-            memory = _memory_of(worker.process.pid)
+            memory = process_memory(worker.process.pid)
             if memory is not None:
                 running.peak_mb = max(running.peak_mb, memory[0])
                 running.virtual_mb = max(running.virtual_mb, memory[1])

@@ -1,4 +1,5 @@
-"""Giving freed memory back to the operating system between large pieces of work.
+"""Memory: giving what is freed back to the operating system between large pieces of work, and
+measuring what a process holds.
 
 glibc's allocator keeps the memory a process frees inside its heaps, in holes between blocks
 still in use, and returns only what is free at the very top of a heap. Ingestion allocates and
@@ -20,6 +21,9 @@ fragment them. Lance's compaction allocates and frees buffers of several MiB fro
 storing and optimizing 2,000-chunk files one after another, the process's resting memory still
 grew by about 20 MiB a file with ``malloc_trim``, and not at all with the threshold held where
 glibc starts it (:func:`hold_mmap_threshold`; benchmarks/results/store_writes.md).
+
+What a process holds is read from ``/proc`` (:func:`process_memory`): by the supervisor for its
+workers' limits, and by ingestion for the peak of each file (:class:`PeakMemory`).
 """
 
 from __future__ import annotations

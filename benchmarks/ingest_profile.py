@@ -13,7 +13,8 @@ a fresh temporary collection with the default settings, then prints and writes:
   parsing (process CPU time, one file per worker at a time), the parent embedding and storing.
   Stages overlap in time (two workers parse while the parent embeds), so their walls add up to
   more than the elapsed time; CPU seconds are the stable figure on a shared machine;
-* pages/s over the whole batch, and the per-file peak resident memory of the workers;
+* pages/s over the whole batch, and the per-file peak resident memory of the workers and of
+  this process while it handled each file;
 * the floor, timed in the same run after the ingestion: pdfium text extraction of every page
   (``get_textpage().get_text_range()``) plus MiniLM embedding (the project's encoder) of the chunk
   texts read back from the collection, and the ingestion/floor ratio;
@@ -235,6 +236,7 @@ def per_file(report: IngestReport, ds: DocSight, ocr_min_chars: int) -> list[dic
                 "chunks": f.chunks,
                 "embed_s": embed_wall(t),
                 "peak_mb": f.peak_memory_mb,
+                "parent_peak_mb": f.process_peak_memory_mb,
                 "seconds": f.seconds,
                 # Every key of FileOutcome.timings, for what the columns above leave out.
                 "timings": dict(t),
@@ -478,7 +480,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"(workers {_num(s['worker_cpu_s'])} s, parent {_num(s['parent_cpu_s'])} s); "
         f"{_num(s['stage_cpu_s'])} s of it is in the stages below.",
         f"Peak resident memory per file (workers): max {_num(s['peak_mb_max'], 0)} MiB, "
-        f"median {_num(s['peak_mb_median'], 0)} MiB.",
+        f"median {_num(s['peak_mb_median'], 0)} MiB; this process while it handled a file: "
+        f"max {_num(s.get('parent_peak_mb_max'), 0)} MiB.",
         "",
         "| stage | wall s | CPU s | CPU share | wall share | saw |",
         "| --- | ---: | ---: | ---: | ---: | --- |",
@@ -523,8 +526,8 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "| file | pages | no text layer | OCR / layout / table calls | tables | pictures "
         "(OCR'd) | picture OCR s | parse s | parse CPU s | describe s | chunks | embed s "
-        "| peak MiB |",
-        "| --- " + "| ---: " * 12 + "|",
+        "| peak MiB | parent peak MiB |",
+        "| --- " + "| ---: " * 13 + "|",
     ]
     for f in result["files"]:
         calls = f"{f['ocr_calls']:.0f} / {f['layout_calls']:.0f} / {f['table_calls']:.0f}"
@@ -533,7 +536,7 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {f['tables']:.0f} | {f['pictures']:.0f} ({f['pictures_ocr']:.0f}) "
             f"| {_num(f['picture_ocr_s'])} | {_num(f['parse_s'])} | {_num(f['parse_cpu'])} "
             f"| {_num(f['describe_s'])} | {f['chunks']} | {_num(f['embed_s'])} "
-            f"| {_num(f['peak_mb'], 0)} |"
+            f"| {_num(f['peak_mb'], 0)} | {_num(f.get('parent_peak_mb'), 0)} |"
         )
     pics = result["pictures"]
     lines += [
@@ -683,6 +686,7 @@ def main(argv: list[str] | None = None) -> int:
 
     done: list[FileOutcome] = [f for f in report.files if f.status in ("added", "no_text")]
     peaks = [f.peak_memory_mb for f in done if f.peak_memory_mb is not None]
+    parent_peaks = [f.process_peak_memory_mb for f in done if f.process_peak_memory_mb is not None]
     pages = sum(f.pages for f in done)
     chunks = sum(f.chunks for f in done)
     embed_s = sum(embed_wall(f.timings) for f in done)
@@ -714,6 +718,7 @@ def main(argv: list[str] | None = None) -> int:
             "embed_chunks_per_s": chunks / embed_s if embed_s else 0.0,
             "peak_mb_max": max(peaks) if peaks else None,
             "peak_mb_median": statistics.median(peaks) if peaks else None,
+            "parent_peak_mb_max": max(parent_peaks) if parent_peaks else None,
         },
         "stages": stages,
         "floor": {

@@ -481,7 +481,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"{_num(s['stage_cpu_s'])} s of it is in the stages below.",
         f"Peak resident memory per file (workers): max {_num(s['peak_mb_max'], 0)} MiB, "
         f"median {_num(s['peak_mb_median'], 0)} MiB; this process while it handled a file: "
-        f"max {_num(s.get('parent_peak_mb_max'), 0)} MiB.",
+        f"max {_num(s['parent_peak_mb_max'], 0)} MiB.",
         "",
         "| stage | wall s | CPU s | CPU share | wall share | saw |",
         "| --- | ---: | ---: | ---: | ---: | --- |",
@@ -536,7 +536,7 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {f['tables']:.0f} | {f['pictures']:.0f} ({f['pictures_ocr']:.0f}) "
             f"| {_num(f['picture_ocr_s'])} | {_num(f['parse_s'])} | {_num(f['parse_cpu'])} "
             f"| {_num(f['describe_s'])} | {f['chunks']} | {_num(f['embed_s'])} "
-            f"| {_num(f['peak_mb'], 0)} | {_num(f.get('parent_peak_mb'), 0)} |"
+            f"| {_num(f['peak_mb'], 0)} | {_num(f['parent_peak_mb'], 0)} |"
         )
     pics = result["pictures"]
     lines += [

@@ -329,7 +329,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"{r['peak_parent_mb']}, busiest worker {r['peak_worker_mb']} (all workers together "
         f"{r['peak_workers_total_mb']}); in the ingest report, the worker's own peak "
         f"{r['worker_peak_reported_mb']} and the parent's while it handled the file "
-        f"{r.get('parent_peak_reported_mb')} (the final optimize not included).",
+        f"{r['parent_peak_reported_mb']} (the final optimize not included).",
         "",
         "RSS over the run's wall time (the worker parses first, then the parent embeds and "
         "stores):",

@@ -87,8 +87,12 @@ def test_parts_make_the_document_a_whole_parse_makes(
         return real(store, *args)
 
     monkeypatch.setattr(pdf_parser, "finish_pages", spy)
-    merged = parser.parse_parts(source, settings, None, parts)
+    given = list(parts)
+    merged = parser.parse_parts(source, settings, None, given)
     assert stores and all(p is None for p in stores[0]._pages)  # each page let go once emitted
+    # A list of parts is read once: each part's bytes are let go as soon as they are unpickled,
+    # so they are not held beside the pages copied out of them.
+    assert given == [b""] * len(ranges)
 
     assert merged.document.model_dump() == whole.document.model_dump()
     assert merged.assets == whole.assets
@@ -121,14 +125,31 @@ def test_parts_of_a_scan_keep_what_ocr_said(
     assert any(e.attrs.get("ocr") for e in whole.document.elements)
 
 
-def test_pages_spread_over_workers_store_the_same_rows(docs: Path, tmp_path: Path) -> None:
+def test_pages_spread_over_workers_store_the_same_rows(
+    docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from docsight.ingest import supervisor
+
     whole = DocSight(tmp_path / "whole", settings=Settings(ingest={"isolation": "none"}))
     assert [f.status for f in whole.ingest([docs]).files] == ["added", "added"]
 
+    # What the supervisor keeps of each job it sends (the finishing job's parts go).
+    kept: list[tuple[int, int]] = []
+    running = supervisor._Running
+
+    def keep(key: int, job: Any, *args: Any) -> Any:
+        kept.append((job.page_range is None, len(job.parts)))
+        return running(key, job, *args)
+
+    monkeypatch.setattr(supervisor, "_Running", keep)
     split_settings = Settings(ingest={"workers": 2, "pages_per_part": 4})
     split = DocSight(tmp_path / "split", settings=split_settings)
     events: list[IngestProgress] = []
     report = split.ingest([docs], progress=events.append)
+    # The long file's 4 ranges, its finishing job (sent with 4 parts, kept with none), and
+    # the short file's whole job, which the splitter sends on after its page count (2 more).
+    assert kept.count((False, 0)) == 4 and kept.count((True, 0)) >= 2
+    assert all(parts == 0 for _, parts in kept)
     long, short = report.files
     assert (long.status, short.status) == ("added", "added")
     # 14 pages in ranges of at most 4: 4 range jobs; the 3-page file is one job.

@@ -65,7 +65,7 @@ def test_parts_then_one_finishing_job_then_one_result() -> None:
     assert step.result is None
     [(finish_key, finish)] = step.jobs
     assert finish_key < 0 and finish.page_range is None and finish.pages_per_part == 0
-    assert finish.parts == (b"part %d" % k0, b"part %d" % k1, b"part %d" % k2)
+    assert finish.parts == [b"part %d" % k0, b"part %d" % k1, b"part %d" % k2]
 
     # A finishing job's progress is the file's.
     event = splitter.progress(ParseProgress(finish_key, "describe", 0, 10))

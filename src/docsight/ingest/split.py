@@ -228,7 +228,8 @@ class PageSplitter:
         if any(part is None for part in file.parts):
             return Step()
         key = self._new_key(file, _FINISH)
-        parts = tuple(part.data for part in file.parts if part is not None)
+        # A list: the finishing job's parse empties it as it reads the parts (merge_parts).
+        parts = [part.data for part in file.parts if part is not None]
         job = dataclasses.replace(file.job, pages_per_part=0, parts=parts)
         for part in file.parts:
             if part is not None:

@@ -318,7 +318,10 @@ class Supervisor:
                 key, job = self._pending.popleft()
             now = time.monotonic()
             wall, cpu = self.limits.budget()
-            worker.job = _Running(key, job, now, wall, cpu)
+            # A finishing job's parts are the worker's once sent: this process keeps the job
+            # for its path only, not its megabytes of pages (split.py).
+            kept = dataclasses.replace(job, parts=()) if job.parts else job
+            worker.job = _Running(key, kept, now, wall, cpu)
             # If the worker just died, _service reports the job when its sentinel fires.
             with contextlib.suppress(OSError, ValueError):
                 worker.conn.send((key, job))

@@ -28,7 +28,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -98,8 +98,10 @@ class ParseJob:
     #: Only extract pages ``[start, stop)`` (the parser's per-page pass): :func:`run_part`.
     page_range: tuple[int, int] | None = None
     #: What :func:`run_part` made of every page range of the file, in page order: the parse
-    #: finishes from them instead of reading the pages again.
-    parts: tuple[bytes, ...] = ()
+    #: finishes from them instead of reading the pages again. A list is emptied as the parse
+    #: reads it (in the worker, the job's own copy), so the parts are not held beside the
+    #: document they became.
+    parts: Sequence[bytes] = ()
 
 
 @dataclass
@@ -264,6 +266,8 @@ def run_job(
         # by its jobs, so this job gets a copy that reports to its own events.
         context = dataclasses.replace(context, progress=events.progress)
         if job.parts:
+            if not isinstance(parser, PagedParser):
+                raise IngestError(path, f"the {parser.name} parser cannot parse a file in parts")
             parsed = parser.parse_parts(source, settings.parse, context, job.parts)
         else:
             parsed = parser.parse(source, settings.parse, context)
@@ -472,8 +476,11 @@ class InlineRunner:
         output, failure = _run_guarded(
             key, job, lambda: run_job(job, self.settings, self.context, self.chunker, events)
         )
-        assert failure is not None or isinstance(output, ParseOutput)
-        result = failure or JobResult(key, output=output)
+        if failure is not None:
+            result = failure
+        else:
+            assert isinstance(output, ParseOutput)
+            result = JobResult(key, output=output)
         result.seconds = time.perf_counter() - started
         return result
 

@@ -188,11 +188,13 @@ class EmbedSettings(_Settings):
     backend: str = "minilm-onnx"
     batch_size: int = Field(default=32, ge=1)
     #: At most this many texts × tokens² in one batch of the offline encoder: inputs wider than
-    #: 64 word pieces go in smaller batches (8 of 128, 2 of 256). Attention needs memory in
-    #: proportion, and onnxruntime's arena keeps the largest it ever needed, so this bounds the
-    #: ingesting process's memory. 8 × 128² took 200 MiB less than 32 × 128² and embedded 8 %
-    #: faster (smaller batches of wide inputs stay in cache; benchmarks/results/large_pdf.md).
-    batch_area: int = Field(default=8 * 128 * 128, ge=1)
+    #: about 45 word pieces go in smaller batches (4 of 128, 1 of 256). Attention needs memory in
+    #: proportion, and onnxruntime's arena grows to the largest a call needed, so this bounds the
+    #: ingesting process's peak. 8 × 128² took 200 MiB less than 32 × 128² and embedded 8 %
+    #: faster (smaller batches of wide inputs stay in cache); 4 × 128² took 71 MiB less again
+    #: while embedding a 1,000-page report's chunks, at the same speed, and on the dev PDFs 5 %
+    #: less CPU (2 × 128²: 26 MiB less still, 6 % slower; benchmarks/results/large_pdf.md).
+    batch_area: int = Field(default=4 * 128 * 128, ge=1)
     #: onnxruntime intra-op threads; 0 uses every core.
     threads: int = Field(default=0, ge=0)
     #: Let onnxruntime's idle threads spin (busy-wait) for work instead of sleeping

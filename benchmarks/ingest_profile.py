@@ -7,10 +7,11 @@ Ingests the PDFs of ``--docs`` (default: the 23 MMLongBench-Doc dev PDFs in ../s
 a fresh temporary collection with the default settings, then prints and writes:
 
 * per stage — read, parse (of which page OCR, layout, table structure, model loading), describe
-  (of which picture OCR), chunk, embed, graph, store — the wall and CPU seconds summed over the
-  files, each stage's share of the CPU and what it saw (pages, pictures, tables, chunks, model
-  calls and megapixels). The figures come from ``FileOutcome.timings``: the workers measure
-  parsing (process CPU time, one file per worker at a time), the parent embedding and storing.
+  (of which picture OCR), chunk, graph skeleton, embed, graph, store — the wall and CPU seconds
+  summed over the files, each stage's share of the CPU and what it saw (pages, pictures, tables,
+  chunks, model calls and megapixels). The figures come from ``FileOutcome.timings``: the
+  workers measure parsing (process CPU time, one file per worker at a time), the parent
+  embedding and storing.
   Stages overlap in time (two workers parse while the parent embeds), so their walls add up to
   more than the elapsed time; CPU seconds are the stable figure on a shared machine;
 * pages/s over the whole batch, and the per-file peak resident memory of the workers and of
@@ -182,6 +183,7 @@ def stage_rows(report: IngestReport, run: dict[str, Any]) -> list[dict[str, Any]
     rest_c = dc - pic["cpu"] - pic["load_cpu"]
     row("descriptions", rest_w, rest_c, "classify, describe", level=1)
     row("chunk", *wall_cpu("chunk"), f"{chunks:.0f} chunks")
+    row("graph skeleton (worker)", *wall_cpu("graph_build"), "nodes, edges, reference index")
     ahead = total["count.embedded_ahead"]
     row(
         "embed (parent)",
@@ -197,7 +199,7 @@ def stage_rows(report: IngestReport, run: dict[str, Any]) -> list[dict[str, Any]
     )
     if total["embed_pages"]:
         row("embed page images (parent)", *wall_cpu("embed_pages"), "visual channel")
-    row("graph (parent)", *wall_cpu("graph"), "graph and its summaries")
+    row("graph (parent)", *wall_cpu("graph"), "evolution, node vectors, model summaries")
     row("store (parent)", *wall_cpu("store"), "rows, vectors, assets")
     row("optimize (batch, parent)", run["optimize_wall"], None, "final indexing (wall only)")
     top_cpu = sum(r["cpu"] for r in rows if r["level"] == 0 and r["cpu"] is not None)

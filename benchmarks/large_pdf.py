@@ -233,7 +233,17 @@ def run(
     timings = outcome.timings
     stages = {
         key: {"wall_s": timings[key], "cpu_s": timings.get(f"{key}.cpu")}
-        for key in ("read", "verify", "parse", "describe", "chunk", "embed", "graph", "store")
+        for key in (
+            "read",
+            "verify",
+            "parse",
+            "describe",
+            "chunk",
+            "graph_build",
+            "embed",
+            "graph",
+            "store",
+        )
         if key in timings
     }
     floor_result = None

@@ -394,3 +394,62 @@ def test_the_stored_graph_is_written_piece_by_piece_and_reads_back_whole(
     assert graph_from_row({"graph": blob}) == graph
     empty = ContentGraph(doc_id="d", rounds=2)
     assert graph_from_row({"graph": graph_blob(empty, items)}) == empty
+
+
+class _EchoChat:
+    """A chat model whose summary names the first words of what it was shown."""
+
+    model = "echo-chat"
+
+    def chat_json(self, messages: list[dict[str, str]], schema: type, **_: object) -> object:
+        content = messages[0]["content"].split("<content>")[1]
+        return schema(summary="shown: " + " ".join(content.split()[:6]), keywords=["echo"])
+
+
+@pytest.mark.parametrize("chat", [None, _EchoChat()], ids=["offline", "model"])
+def test_a_skeleton_from_elsewhere_finishes_to_the_graph_built_here(
+    document: tuple[Document, list[Chunk]], chat: object | None
+) -> None:
+    """The ingest worker builds the skeleton beside the chunks and sends it; the parent finishes
+    it with the chunks' ids, vectors and (for model summaries) texts alone, in any order."""
+    import pickle
+
+    from docsight.document.artifacts import strip_placeholders
+    from docsight.graph import build_skeleton, finish_graph
+
+    doc, chunks = document
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(len(chunks), 8)).astype(np.float32)
+    settings = GraphSettings(evolution="auto", rounds=2)
+    whole = make_graph(doc, chunks, vectors, settings, chat=chat)
+    skeleton = pickle.loads(pickle.dumps(build_skeleton(doc, chunks, window=settings.window)))
+    assert all(not n.summary_by or n.summary_by == "extractive" for n in skeleton.nodes)
+    shuffled = [int(i) for i in rng.permutation(len(chunks))]
+    texts = {c.id: strip_placeholders(c.body) for c in chunks} if chat else None
+    finished = finish_graph(
+        skeleton,
+        [chunks[i].id for i in shuffled],
+        vectors[shuffled],
+        settings,
+        chat=chat,
+        texts=texts,
+    )
+    assert finished.graph == whole.graph
+    assert finished.texts == whole.texts
+    assert finished.vectors.keys() == whole.vectors.keys()
+    for key, vector in whole.vectors.items():
+        np.testing.assert_allclose(finished.vectors[key], vector, rtol=1e-6)
+    if chat is not None:  # the table chunk's summary came from its text
+        table = finished.graph.node_index()[chunks[2].id]
+        assert table.summary_by == "echo-chat" and table.summary.startswith("shown: ")
+
+
+def test_a_skeleton_over_other_chunks_is_refused(document: tuple[Document, list[Chunk]]) -> None:
+    from docsight.graph import build_skeleton, finish_graph
+
+    doc, chunks = document
+    skeleton = build_skeleton(doc, chunks)
+    with pytest.raises(ValueError, match="chunk nodes that are not"):
+        finish_graph(
+            skeleton, [c.id for c in chunks[:-1]], _vectors(len(chunks) - 1), GraphSettings()
+        )

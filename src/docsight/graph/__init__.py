@@ -9,13 +9,23 @@ expands hits along its edges.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from docsight.document.artifacts import strip_placeholders
 from docsight.document.chunk import Chunk
 from docsight.document.model import Document
-from docsight.graph.build import GraphBundle, build_graph, rows_in_order, search_text
+from docsight.graph.build import (
+    GraphBundle,
+    build_graph,
+    build_skeleton,
+    bundle_of,
+    chunk_order,
+    model_summaries,
+    rows_in_order,
+    search_text,
+)
 from docsight.graph.model import (
     GRAPH_SCHEMA_VERSION,
     TREE_KINDS,
@@ -39,6 +49,9 @@ __all__ = [
     "GraphNode",
     "NodeKind",
     "Reference",
+    "build_graph",
+    "build_skeleton",
+    "finish_graph",
     "make_graph",
 ]
 
@@ -57,31 +70,57 @@ def make_graph(
     ``chat`` is the configured chat model (``None`` offline); ``embed`` embeds texts with the
     collection's encoder, used for model-written summaries of the summary tree.
     """
+    skeleton = build_skeleton(document, chunks, window=settings.window)
+    texts = {c.id: strip_placeholders(c.body) for c in chunks} if chat is not None else None
+    return finish_graph(
+        skeleton, [c.id for c in chunks], vectors, settings, chat=chat, embed=embed, texts=texts
+    )
+
+
+def finish_graph(
+    skeleton: ContentGraph,
+    chunk_ids: Sequence[str],
+    vectors: np.ndarray,
+    settings: GraphSettings,
+    *,
+    chat: object | None = None,
+    embed: Callable[[list[str]], np.ndarray] | None = None,
+    texts: Mapping[str, str] | None = None,
+) -> GraphBundle:
+    """Summarise and evolve a graph from :func:`build_skeleton` as ``settings`` say, given the
+    vectors of its chunks (``vectors[i]`` is chunk ``chunk_ids[i]``'s).
+
+    Only model-written summaries read the chunks' content: with ``chat``, ``texts`` gives each
+    chunk's body without placeholders (a chunk missing from it is summarised from its extractive
+    summary). Everything else needs the ids and vectors alone, so a long document's chunks need
+    not be held for it.
+    """
     from docsight.graph.evolve import evolve_lite, evolve_model
 
     use_model = chat is not None and settings.summaries in ("auto", "model")
     summarizer: Summarizer | None = (
         ModelSummarizer(chat, max_calls=settings.max_model_calls) if use_model else None
     )
-    bundle = build_graph(document, chunks, vectors, window=settings.window, summarizer=summarizer)
-    graph = bundle.graph
+    graph = skeleton
+    if summarizer is not None:
+        graph = model_summaries(graph, texts or {}, summarizer)
+    bundle = bundle_of(graph, chunk_ids, vectors)
     mode = settings.evolution
     if mode == "auto":
         mode = "model" if summarizer is not None else "lite"
-    chunk_ids = [c.id for c in sorted(chunks, key=lambda c: c.order)]
-    if mode in ("lite", "model") and len(chunk_ids) > 1:
-        order = {c.id: i for i, c in enumerate(chunks)}
-        start = rows_in_order(np.asarray(vectors), [order[c] for c in chunk_ids])
+    ordered = [n.id for n in graph.nodes if n.kind == NodeKind.CHUNK]
+    if mode in ("lite", "model") and len(ordered) > 1:
+        start = rows_in_order(np.asarray(vectors), chunk_order(graph, chunk_ids))
         graph, evolved = evolve_lite(
             graph,
-            chunk_ids,
+            ordered,
             start,
             rounds=settings.rounds,
             neighbours=settings.neighbours,
             alpha=settings.alpha,
             min_similarity=settings.min_similarity,
         )
-        for cid, vector in zip(chunk_ids, evolved, strict=True):
+        for cid, vector in zip(ordered, evolved, strict=True):
             bundle.vectors[cid] = vector
     if mode == "model" and summarizer is not None:
         graph = evolve_model(graph, summarizer, rounds=settings.rounds)

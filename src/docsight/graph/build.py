@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,6 +72,14 @@ def rows_in_order(vectors: np.ndarray, rows: list[int]) -> np.ndarray:
     return vectors[rows]
 
 
+def build_skeleton(document: Document, chunks: Sequence[Chunk], *, window: int = 2) -> ContentGraph:
+    """The content graph of ``document`` over ``chunks`` before any vector is known: its nodes
+    with extractive summaries, its edges and reference index. It needs the whole document and
+    its chunks, where they are built (the ingest worker); :func:`finish_graph
+    <docsight.graph.finish_graph>` adds what needs the vectors, with the chunks' ids alone."""
+    return _Builder(document, list(chunks), window).build()
+
+
 def build_graph(
     document: Document,
     chunks: Sequence[Chunk],
@@ -80,32 +88,78 @@ def build_graph(
     window: int = 2,
     summarizer: Summarizer | None = None,
 ) -> GraphBundle:
-    """The content graph of ``document`` over ``chunks`` (in order, with their ``vectors``)."""
-    builder = _Builder(document, list(chunks), vectors, window)
-    graph = builder.build()
+    """The content graph of ``document`` over ``chunks`` (in any order, with their ``vectors``),
+    its node texts and structure vectors, without evolution."""
+    graph = build_skeleton(document, chunks, window=window)
     if summarizer is not None:
-        graph = _model_summaries(graph, builder, summarizer)
+        texts = {c.id: strip_placeholders(c.body) for c in chunks}
+        graph = model_summaries(graph, texts, summarizer)
+    return bundle_of(graph, [c.id for c in chunks], vectors)
+
+
+def bundle_of(graph: ContentGraph, chunk_ids: Sequence[str], vectors: np.ndarray) -> GraphBundle:
+    """``graph`` with its node texts and vectors: each chunk's own (``vectors`` are in
+    ``chunk_ids`` order) and each structure node's mean of its chunks'."""
     bundle = GraphBundle(graph=graph)
     for node in graph.nodes:
         bundle.texts[node.id] = search_text(node)
-    bundle.vectors.update(builder.structure_vectors())
-    for chunk, vector in zip(builder.chunks, builder.vectors, strict=True):
-        bundle.vectors[chunk.id] = vector
+    ordered = chunk_order(graph, chunk_ids)
+    rows = rows_in_order(vectors, ordered) if len(vectors) else np.zeros((0, 1), np.float32)
+    bundle.vectors.update(structure_vectors(graph, rows))
+    chunk_nodes = [n.id for n in graph.nodes if n.kind == NodeKind.CHUNK]
+    for chunk_id, vector in zip(chunk_nodes, rows, strict=True):
+        bundle.vectors[chunk_id] = vector
     return bundle
 
 
+def chunk_order(graph: ContentGraph, chunk_ids: Sequence[str]) -> list[int]:
+    """For each chunk node of ``graph`` in reading order, its row in ``chunk_ids``; a graph
+    built over other chunks than these is an error (a worker's graph must match its chunks)."""
+    row = {cid: i for i, cid in enumerate(chunk_ids)}
+    nodes = [n.id for n in graph.nodes if n.kind == NodeKind.CHUNK]
+    if len(nodes) != len(row) or any(n not in row for n in nodes):
+        raise ValueError(
+            f"the graph of {graph.doc_id} has {len(nodes)} chunk nodes that are not the "
+            f"{len(row)} chunks given"
+        )
+    return [row[n] for n in nodes]
+
+
+def structure_vectors(graph: ContentGraph, vectors: np.ndarray) -> dict[str, np.ndarray]:
+    """Section, page and document vectors: the normalised mean of their chunks' vectors
+    (``vectors``: one row per chunk node of ``graph``, in its order)."""
+    if not len(vectors):
+        return {}
+    index = {n.id: i for i, n in enumerate(n for n in graph.nodes if n.kind == NodeKind.CHUNK)}
+    doc_node = next((n.id for n in graph.nodes if n.kind == NodeKind.DOCUMENT), None)
+    members: dict[str, list[int]] = {}
+    if doc_node is not None:
+        members[doc_node] = list(range(len(index)))
+    for edge in graph.edges:
+        if edge.kind == EdgeKind.CONTAINS and edge.target in index:
+            members.setdefault(edge.source, []).append(index[edge.target])
+    # Sections hold their subsections' chunks too.
+    parents = {n.id: n.parent for n in graph.nodes if n.kind == NodeKind.SECTION}
+    for section, parent in parents.items():
+        rows = members.get(section, [])
+        seen: set[str] = set()
+        while parent in parents and parent not in seen:
+            seen.add(parent)
+            members.setdefault(parent, []).extend(rows)
+            parent = parents[parent]
+    out: dict[str, np.ndarray] = {}
+    for node, rows in members.items():
+        if node in index or not rows:
+            continue
+        mean = vectors[sorted(set(rows))].mean(axis=0)
+        out[node] = mean / max(float(np.linalg.norm(mean)), 1e-9)
+    return out
+
+
 class _Builder:
-    def __init__(
-        self, document: Document, chunks: list[Chunk], vectors: np.ndarray, window: int
-    ) -> None:
+    def __init__(self, document: Document, chunks: list[Chunk], window: int) -> None:
         self.doc = document
         self.chunks = sorted(chunks, key=lambda c: c.order)
-        order = {c.id: i for i, c in enumerate(chunks)}
-        self.vectors = (
-            rows_in_order(vectors, [order[c.id] for c in self.chunks])
-            if len(vectors)
-            else np.zeros((0, 1), np.float32)
-        )
         self.window = max(0, window)
         self.elements = {e.id: e for e in document.elements}
         self.keywords = KeywordModel([strip_placeholders(c.body) for c in self.chunks])
@@ -407,32 +461,6 @@ class _Builder:
                 artifacts["chart"].append(entry)
         return refs, artifacts
 
-    def structure_vectors(self) -> dict[str, np.ndarray]:
-        """Section, page and document vectors: the normalised mean of their chunks' vectors."""
-        if not len(self.vectors):
-            return {}
-        index = {c.id: i for i, c in enumerate(self.chunks)}
-        members: dict[str, list[int]] = {self.doc_node: list(range(len(self.chunks)))}
-        for edge in self.edges:
-            if edge.kind == EdgeKind.CONTAINS and edge.target in index:
-                members.setdefault(edge.source, []).append(index[edge.target])
-        # Sections hold their subsections' chunks too.
-        parents = {n.id: n.parent for n in self.nodes if n.kind == NodeKind.SECTION}
-        for section, parent in parents.items():
-            rows = members.get(section, [])
-            seen: set[str] = set()
-            while parent in parents and parent not in seen:
-                seen.add(parent)
-                members.setdefault(parent, []).extend(rows)
-                parent = parents[parent]
-        out: dict[str, np.ndarray] = {}
-        for node, rows in members.items():
-            if node in index or not rows:
-                continue
-            mean = self.vectors[sorted(set(rows))].mean(axis=0)
-            out[node] = mean / max(float(np.linalg.norm(mean)), 1e-9)
-        return out
-
 
 def _table_summary(body: str) -> str:
     """A table's caption (the text before it) and its header row."""
@@ -474,12 +502,12 @@ def _dedupe(edges: list[GraphEdge]) -> list[GraphEdge]:
     return out
 
 
-def _model_summaries(
-    graph: ContentGraph, builder: _Builder, summarizer: Summarizer
+def model_summaries(
+    graph: ContentGraph, chunk_text: Mapping[str, str], summarizer: Summarizer
 ) -> ContentGraph:
     """Model-written summaries for the summary tree and the tables and figures (the nodes a
-    reader navigates by); running text keeps its extractive summary."""
-    chunk_text = {c.id: strip_placeholders(c.body) for c in builder.chunks}
+    reader navigates by); running text keeps its extractive summary. ``chunk_text``: each
+    chunk's body without placeholders."""
     children: dict[str, list[str]] = {}
     for node in graph.nodes:
         if node.parent:

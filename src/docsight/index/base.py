@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -176,7 +176,10 @@ class PendingDocument(Protocol):
     them: chunks with their vectors in one or more calls, then the graph
     (once) and page vectors; none of it is visible to any read before ``commit`` writes the
     documents row. ``abort`` removes what was written; rows a killed process left are removed by
-    the next ``recover``. After ``commit`` or ``abort`` every call raises ``StoreError``."""
+    the next ``recover``. After ``commit`` or ``abort`` every call raises ``StoreError``.
+    ``begin_document`` writes the pages and elements: from the document, or, given ``windows``,
+    from each ``(start, stop, elements)`` of pages ``[start, stop)`` as it comes (the document
+    then has none of its own), so that a long document need not be held whole."""
 
     doc_id: str
 
@@ -252,7 +255,12 @@ class Store(Protocol):
     ) -> DocumentInfo: ...
 
     def begin_document(
-        self, parsed: ParsedDocument, chunker: str, *, source: Path | None = None
+        self,
+        parsed: ParsedDocument,
+        chunker: str,
+        *,
+        source: Path | None = None,
+        windows: Iterable[tuple[int, int, Sequence[Element]]] | None = None,
     ) -> PendingDocument: ...
 
     def delete_document(self, doc_id: str) -> None: ...

@@ -410,11 +410,18 @@ class LanceStore(GraphMethods, PageVectorMethods):
                 raise
 
     def begin_document(
-        self, parsed: ParsedDocument, chunker: str, *, source: Path | None = None
+        self,
+        parsed: ParsedDocument,
+        chunker: str,
+        *,
+        source: Path | None = None,
+        windows: Iterable[tuple[int, int, Sequence[Element]]] | None = None,
     ) -> DocumentWriter:
         """Start writing a document: its earlier rows, committed or not, are removed, and its
         file (see :meth:`put_document`), assets, pages and elements written; the returned
-        writer takes its chunks, graph and page vectors, and commits it."""
+        writer takes its chunks, graph and page vectors, and commits it. With ``windows``, the
+        document's own elements are not read: each window gives the elements of pages
+        ``[start, stop)``, written as it comes."""
         doc = parsed.document
         with self._lock:
             self._write_manifest()
@@ -430,8 +437,14 @@ class LanceStore(GraphMethods, PageVectorMethods):
             for group in _asset_groups(parsed.assets, from_source=kept):
                 self._append("assets", S.asset_rows(group, from_source=kept), S.ASSETS)
             # A long document's rows go in bounded batches (S.WRITE_ROWS).
-            self._write_pending(S.structure_tables(doc))
-        return DocumentWriter(self, parsed, chunker)
+            if windows is None:
+                self._write_pending(S.structure_tables(doc))
+                return DocumentWriter(self, parsed, chunker, len(doc.elements))
+            count = 0
+            for start, stop, elements in windows:
+                self._write_pending(S.window_tables(doc, start, stop, elements))
+                count += len(elements)
+        return DocumentWriter(self, parsed, chunker, count)
 
     def _write_pending(self, tables: Iterator[tuple[str, pa.Table, pa.Schema]]) -> None:
         with self._lock:
@@ -443,10 +456,10 @@ class LanceStore(GraphMethods, PageVectorMethods):
             write_page_vectors(self, doc_id, page_vectors, append=True)
 
     def _commit_pending(
-        self, parsed: ParsedDocument, chunks: int, chunker: str, nodes: int
+        self, parsed: ParsedDocument, chunks: int, chunker: str, nodes: int, elements: int
     ) -> DocumentInfo:
         with self._lock:
-            row = S.document_row(parsed, chunks, chunker, n_nodes=nodes)
+            row = S.document_row(parsed, chunks, chunker, n_nodes=nodes, n_elements=elements)
             written = pa.Table.from_pylist([row], schema=S.DOCUMENTS)
             self._upsert("documents", written, S.DOCUMENTS)
             try:

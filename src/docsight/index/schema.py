@@ -227,8 +227,14 @@ def _bbox_back(value: Sequence[float] | None) -> BBox | None:
 
 
 def document_row(
-    parsed: ParsedDocument, n_chunks: int, chunker: str, status: str = "done", n_nodes: int = 0
+    parsed: ParsedDocument,
+    n_chunks: int,
+    chunker: str,
+    status: str = "done",
+    n_nodes: int = 0,
+    n_elements: int | None = None,
 ) -> dict[str, Any]:
+    """The documents row; ``n_elements`` when the elements were written and let go already."""
     doc = parsed.document
     return {
         "id": doc.id,
@@ -239,7 +245,7 @@ def document_row(
         "size_bytes": doc.size_bytes,
         "title": doc.title,
         "pages": doc.page_count,
-        "elements": len(doc.elements),
+        "elements": len(doc.elements) if n_elements is None else n_elements,
         "chunks": n_chunks,
         "nodes": n_nodes,
         "parser": doc.parser,
@@ -253,14 +259,30 @@ def document_row(
 
 def page_text(doc: Document) -> list[str]:
     """The indexable text of each page, in reading order."""
-    texts: list[list[str]] = [[] for _ in doc.pages]
-    for element in doc.indexable_elements():
-        if element.text and element.page < len(texts):
-            texts[element.page].append(element.text)
+    return _page_texts(doc.elements, 0, doc.page_count)
+
+
+def _page_texts(elements: Sequence[Element], start: int, stop: int) -> list[str]:
+    """The indexable text of pages ``[start, stop)`` from ``elements`` (in reading order)."""
+    texts: list[list[str]] = [[] for _ in range(start, stop)]
+    for element in elements:
+        if element.is_furniture or element.hidden or not element.text:
+            continue
+        if start <= element.page < stop:
+            texts[element.page - start].append(element.text)
     return ["\n".join(parts) for parts in texts]
 
 
-def page_rows(doc: Document) -> list[dict[str, Any]]:
+def page_rows(
+    doc: Document,
+    start: int = 0,
+    stop: int | None = None,
+    elements: Sequence[Element] | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of the document's pages (or of pages ``[start, stop)``, their text from
+    ``elements``: a window of a document whose elements are not all at hand)."""
+    stop = doc.page_count if stop is None else stop
+    source = doc.elements if elements is None else elements
     return [
         {
             "id": f"{doc.id}:{p.index}",
@@ -273,7 +295,7 @@ def page_rows(doc: Document) -> list[dict[str, Any]]:
             "labels": p.labels,
             "text": text,
         }
-        for p, text in zip(doc.pages, page_text(doc), strict=True)
+        for p, text in zip(doc.pages[start:stop], _page_texts(source, start, stop), strict=True)
     ]
 
 
@@ -405,13 +427,22 @@ def structure_tables(
 
     Built one batch at a time as they are written, so storing a long document never holds all
     its rows as Python dicts and Arrow copies at once."""
+    yield from window_tables(doc, 0, doc.page_count, doc.elements, rows)
+
+
+def window_tables(
+    doc: Document, start: int, stop: int, elements: Sequence[Element], rows: int | None = None
+) -> Iterator[tuple[str, pa.Table, pa.Schema]]:
+    """Pages ``[start, stop)`` of ``doc`` and ``elements``, theirs (see
+    :func:`structure_tables`): a document written window by window, as an ingest receives it
+    (``ingest.windows``)."""
     rows = rows or WRITE_ROWS
-    pages = page_rows(doc)
+    pages = page_rows(doc, start, stop, elements)
     for k in range(0, len(pages), rows):
         yield "pages", pa.Table.from_pylist(pages[k : k + rows], schema=PAGES), PAGES
     del pages
-    for k in range(0, len(doc.elements), rows):
-        batch = element_rows(doc, doc.elements[k : k + rows])
+    for k in range(0, len(elements), rows):
+        batch = element_rows(doc, elements[k : k + rows])
         yield "elements", pa.Table.from_pylist(batch, schema=ELEMENTS), ELEMENTS
 
 

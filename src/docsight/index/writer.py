@@ -8,11 +8,9 @@ Nothing is visible before :meth:`DocumentWriter.commit`. :meth:`DocumentWriter.a
 what an uncommitted writer wrote; the rows of a killed process stay invisible until the next
 ``recover`` removes them, which every ingest runs first.
 
-``put_document`` is the writer used in one go. The writer is what streamed ingestion needs (a
-long document's chunks embedded and written window by window under its pending id); ingestion
-does not use it that way yet. Writing the chunks before the graph is built, with today's whole
-documents, lowered no peak: what a write leaves resident is mostly Lance's code paged in, the
-same at any size.
+``put_document`` is the writer used in one go. Ingestion uses it in steps: a new document's
+pages and elements window by window as it unpacks them, then its chunks window by window as it
+embeds them, then its graph (``docsight.ingest.windows``).
 """
 
 from __future__ import annotations
@@ -37,11 +35,15 @@ if TYPE_CHECKING:
 class DocumentWriter:
     """One pending document of a :class:`~docsight.index.lance.LanceStore`."""
 
-    def __init__(self, store: LanceStore, parsed: ParsedDocument, chunker: str) -> None:
+    def __init__(
+        self, store: LanceStore, parsed: ParsedDocument, chunker: str, elements: int
+    ) -> None:
         self._store = store
         self._parsed = parsed
         self._chunker = chunker
         self.doc_id = parsed.document.id
+        #: The elements written by ``begin_document``: the documents row counts them.
+        self.elements = elements
         self.chunks = 0
         self.nodes = 0
         self._graph = False
@@ -87,7 +89,9 @@ class DocumentWriter:
     def commit(self) -> DocumentInfo:
         """Write the documents row: from here every read sees the document, whole."""
         self._open()
-        info = self._store._commit_pending(self._parsed, self.chunks, self._chunker, self.nodes)
+        info = self._store._commit_pending(
+            self._parsed, self.chunks, self._chunker, self.nodes, self.elements
+        )
         self._done = True
         return info
 

@@ -5,12 +5,17 @@ parsed, and only a new parser version makes docsight parse it again. A file that
 earlier version at the same path supersedes it once the new version is committed. One bad file
 never stops a batch: it ends as a failed outcome with the reason.
 
-Parsing, picture text, descriptions and chunking run in worker processes under per-file limits
-(:mod:`docsight.ingest.worker`, :mod:`docsight.ingest.supervisor`); this process reads and
-sniffs each file, decides whether it changed, and embeds and stores what the workers return, in
-input order. Files are handed to the workers a few ahead of the one being stored, so the workers
-stay busy while this process embeds; and a small next file whose chunks are back is embedded
-while the current one is stored (:mod:`docsight.ingest.embedding`).
+Parsing, picture text, descriptions, chunking and the content graph's skeleton run in worker
+processes under per-file limits (:mod:`docsight.ingest.worker`, :mod:`docsight.ingest.supervisor`);
+this process reads and sniffs each file, decides whether it changed, and embeds and stores what
+the workers return, in input order. What a worker returns comes cut into windows
+(:mod:`docsight.ingest.windows`), and a new document is written window by window as this process
+unpacks it: pages and elements, then chunks as they are embedded, then the graph, finished from
+the chunks' ids and vectors. So a long document is never held here whole.
+
+Files are handed to the workers a few ahead of the one being stored, so the workers stay busy
+while this process embeds; and a small next file whose chunks are back is embedded while the
+current one is stored (:mod:`docsight.ingest.embedding`).
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+import numpy as np
 
 from docsight._memory import (
     PeakMemory,
@@ -29,18 +36,22 @@ from docsight._memory import (
     release_freed_memory,
     system_arrow_pool,
 )
+from docsight.document.artifacts import strip_placeholders
+from docsight.document.chunk import Chunk
 from docsight.document.ids import bytes_sha256, document_id_from_sha256
+from docsight.document.model import ParsedDocument
 from docsight.encoders.base import Encoder
 from docsight.encoders.visual import VisualEncoder
 from docsight.errors import DocsightError, IngestError, LimitExceededError
-from docsight.graph import make_graph
-from docsight.index.base import DocumentInfo, Store
+from docsight.graph import GraphBundle, build_skeleton, finish_graph
+from docsight.index.base import DocumentInfo, PageVectors, Store
 from docsight.index.visual import document_page_vectors
 from docsight.ingest.chunking import Chunker
-from docsight.ingest.embedding import IngestEmbedder
+from docsight.ingest.embedding import AHEAD_CHUNKS, IngestEmbedder
 from docsight.ingest.progress import ProgressCallback, ProgressTracker
 from docsight.ingest.report import FileOutcome, IngestInterrupted, IngestReport
 from docsight.ingest.supervisor import Supervisor
+from docsight.ingest.windows import ParseWindows
 from docsight.ingest.worker import (
     InlineRunner,
     JobResult,
@@ -114,6 +125,21 @@ class _Slot:
     existing: DocumentInfo | None = None
     #: An earlier file of this batch with the same bytes: this one waits for its outcome.
     duplicate_of: FileOutcome | None = None
+
+
+@dataclass
+class _Turn:
+    """A file's turn to be stored: what its steps share."""
+
+    slot: _Slot
+    key: int
+    output: ParseOutput
+    windows: ParseWindows
+    emit: Callable[[str], None]
+    runner: _Runner
+    clock: _Stopwatch
+    #: The file, which the store keeps: page images are made from it when they are asked for.
+    source: Path | None
 
 
 class IngestPipeline:
@@ -451,7 +477,10 @@ class IngestPipeline:
         result = runner.ready(key)
         if result is None or result.output is None or result.output.vectors is not None:
             return
-        self._embedder.ahead(key, [c.text for c in result.output.chunks])
+        output = result.output
+        count = output.windows.n_chunks if output.windows is not None else len(output.chunks)
+        if 0 < count <= AHEAD_CHUNKS:  # unpacking the texts of a long file is not worth it
+            self._embedder.ahead(key, output.chunk_texts())
 
     def _store(
         self,
@@ -461,97 +490,194 @@ class IngestPipeline:
         emit: Callable[[str], None],
         runner: _Runner,
     ) -> None:
-        outcome, parsed, chunks = slot.outcome, output.parsed, output.chunks
-        # The stored parser id is what the skip check compares (it may name OCR availability).
-        parsed.document.parser = slot.parser_id
-        outcome.warnings.extend(parsed.warnings)
-        outcome.hidden_elements = sum(1 for e in parsed.document.elements if e.hidden)
+        outcome = slot.outcome
         outcome.timings.update(output.timings)
         clock = _Stopwatch(outcome.timings)
+        windows = output.windows
+        if windows is None:  # in this process (isolation "none", Ray): cut, not pickled
+            if output.graph is None and output.chunks:
+                with clock("graph"):  # a runner that did not build it (run_job does)
+                    output.graph = build_skeleton(
+                        output.parsed.document, output.chunks, window=self.settings.graph.window
+                    )
+            windows = ParseWindows.cut(output.parsed, output.chunks, output.graph)
+        output.windows, output.chunks, output.graph = None, [], None
+        head = windows.head
+        # The stored parser id is what the skip check compares (it may name OCR availability).
+        head.document.parser = slot.parser_id
+        outcome.warnings.extend(head.warnings)
+        outcome.hidden_elements = windows.hidden_elements
+        source = Path(slot.job.path) if slot.job is not None else None
+        turn = _Turn(slot, key, output, windows, emit, runner, clock, source)
+        info = self._replace_whole(turn) if slot.existing is not None else self._stepwise(turn)
+        outcome.pages, outcome.chunks = info.pages, info.chunks
+        if info.chunks:
+            outcome.status = "added"
+        else:
+            outcome.status = "no_text"
+            outcome.reason = _no_text_reason(slot.parser_id, self.settings)
 
-        emit("embed")
+    def _stepwise(self, turn: _Turn) -> DocumentInfo:
+        """A new document, written as it is unpacked: its pages and elements window by window,
+        then its chunks window by window as they are embedded, then its graph, finished from
+        the chunks' ids and vectors. This process holds one window as objects at a time
+        (``ingest.windows``); nothing is visible before the commit, and a failure on the way
+        removes what was written (a killed process leaves it to the next ingest's recover)."""
+        outcome, windows, clock = turn.slot.outcome, turn.windows, turn.clock
+        head = windows.head
+        with clock("embed"):
+            encoder = self._encoder()  # loaded with the first file; an encoder that does not
+        self.store.bind_encoder(encoder.fingerprint, encoder.dim)  # fit fails before any write
+        with clock("store"):
+            writer = self.store.begin_document(
+                head, self._chunker_id(), source=turn.source, windows=windows.elements()
+            )
+        try:
+            turn.emit("embed")
+            ids: list[str] = []
+            # One array filled window by window: concatenating the windows' vectors at the end
+            # would hold them twice.
+            all_vectors = np.zeros((windows.n_chunks, encoder.dim), dtype=np.float32)
+            # Model-written summaries read the chunks' content; nothing after this needs it.
+            texts: dict[str, str] | None = {} if self.chat is not None else None
+            for chunks in windows.chunks():
+                with clock("embed"):
+                    vectors = self._window_vectors(turn, chunks, len(ids))
+                with clock("store"):
+                    writer.add_chunks(chunks, vectors)
+                all_vectors[len(ids) : len(ids) + len(chunks)] = vectors
+                ids.extend(c.id for c in chunks)
+                if texts is not None:
+                    texts.update((c.id, strip_placeholders(c.body)) for c in chunks)
+                del chunks, vectors
+            if len(ids) != windows.n_chunks:
+                raise IngestError(
+                    Path(outcome.path), f"{len(ids)} chunks arrived of {windows.n_chunks} made"
+                )
+            self._look_ahead_safely(turn.runner, turn.key + 1)
+            # Each step's working memory is gone once it ends (the texts' token ids, the
+            # graph's intermediate counts): hand it back before the next step adds its own.
+            release_freed_memory()
+            page_vectors = self._page_vectors(head, clock)
+            graph = self._finish_graph(turn, ids, all_vectors, texts)
+            turn.emit("store")
+            with clock("store"):
+                if graph is not None:
+                    writer.add_graph(graph)
+                if page_vectors is not None:
+                    writer.add_page_vectors(page_vectors)
+                info = writer.commit()
+                # From here every read sees the new version alone (see _remove_older).
+                self._remove_older(head.document.source, info, outcome)
+        except Exception:
+            # As put_document does; a killed process (or Ctrl-C) leaves the rows to the next
+            # ingest's recover, and none of them is ever visible.
+            with suppress(Exception):  # its own failure (a full disk) must not hide the first
+                writer.abort()
+            raise
+        return info
+
+    def _replace_whole(self, turn: _Turn) -> DocumentInfo:
+        """The same bytes parsed again by a new parser or chunker: the new rows have the stored
+        version's document id, so they cannot be written beside it. Everything is made first,
+        then the old version goes and the new one is written in one go."""
+        existing, clock = turn.slot.existing, turn.clock
+        assert existing is not None
+        skeleton = turn.windows.skeleton()
+        parsed, chunks = turn.windows.whole()
+        turn.emit("embed")
         with clock("embed"):
             encoder = self._encoder()
-            # The Ray engine's actors embedded the chunks already, with the same encoder.
-            vectors = output.vectors
-            if vectors is None:
-                vectors, ahead_s = self._embedder.vectors(key, [c.text for c in chunks])
-                if ahead_s is not None:
-                    # Embedded during the last file's graph and store: this stage's clock saw
-                    # only the wait, and the process CPU of that embedding went to the last
-                    # file's stages, which ran beside it.
-                    outcome.timings["count.embedded_ahead"] = 1
-                    outcome.timings["embed.ahead"] = round(ahead_s, 4)
-        try:
-            self._look_ahead(runner, key + 1)
-        except Exception:  # only a head start was lost; it is no failure of this file
-            log.warning("looking ahead to the next file failed", exc_info=True)
+            vectors = self._window_vectors(turn, chunks, 0)
+        self._look_ahead_safely(turn.runner, turn.key + 1)
         self.store.bind_encoder(encoder.fingerprint, encoder.dim)
-        # Each step's working memory is gone once it ends (the texts' token ids, the graph's
-        # intermediate counts): hand it back before the next step adds its own.
         release_freed_memory()
-        page_vectors = None
-        if self._visual is not None:
-            # Page images beside the text, in this process; stored in the same commit.
-            with clock("embed_pages"):
-                page_vectors = document_page_vectors(
-                    parsed, self._visual(), self.store, self.settings.visual
-                )
-
-        graph = None
-        if chunks:
-            emit("graph")
-            with clock("graph"):
-                graph = make_graph(
-                    parsed.document,
-                    chunks,
-                    vectors,
-                    self.settings.graph,
-                    chat=self.chat,
-                    embed=self._embedder.encode,
-                )
-            release_freed_memory()
-
-        emit("store")
+        page_vectors = self._page_vectors(parsed, clock)
+        texts = None
+        if self.chat is not None:
+            texts = {c.id: strip_placeholders(c.body) for c in chunks}
+        turn.windows.graph = skeleton
+        graph = self._finish_graph(turn, [c.id for c in chunks], vectors, texts)
+        turn.emit("store")
         with clock("store"):
-            if slot.existing is not None:
-                # Same bytes, new parser or chunker: the old rows have other ids; replace them.
-                self.store.delete_document(slot.existing.id)
-            # The file goes with it: page images are made from it when they are asked for.
-            source = Path(slot.job.path) if slot.job is not None else None
+            self.store.delete_document(existing.id)
             info = self.store.put_document(
                 parsed,
                 chunks,
                 vectors,
                 self._chunker_id(),
                 graph,
-                source=source,
+                source=turn.source,
                 page_vectors=page_vectors,
             )
-            # The new version is committed, and from here every read sees it alone: the store
-            # hides older versions of the same source until they are removed, and if the
-            # removal fails or is cut short, the next ingest or `check --repair` finishes it.
-            for old in self.store.documents_by_source(parsed.document.source):
-                if old.id == info.id:
-                    continue
-                try:
-                    self.store.delete_document(old.id)
-                except Exception as exc:  # whatever it was, the new version is committed
-                    why = f"{exc.code}: {exc.message}" if isinstance(exc, DocsightError) else exc
-                    outcome.warnings.append(
-                        f"the previous version ({old.id[:12]}) could not be removed yet "
-                        f"({why}); it is hidden from every search, and the next ingest or "
-                        "`docsight check --repair` removes it"
-                    )
-                else:
-                    outcome.replaced.append(old.id)
+            self._remove_older(parsed.document.source, info, turn.slot.outcome)
+        return info
 
-        outcome.pages, outcome.chunks = info.pages, info.chunks
-        if chunks:
-            outcome.status = "added"
-        else:
-            outcome.status = "no_text"
-            outcome.reason = _no_text_reason(slot.parser_id, self.settings)
+    def _window_vectors(self, turn: _Turn, chunks: Sequence[Chunk], offset: int) -> np.ndarray:
+        """The vectors of ``chunks``, the file's chunks from ``offset`` on."""
+        outcome, output = turn.slot.outcome, turn.output
+        if output.vectors is not None:
+            # The Ray engine's actors embedded the chunks already, with the same encoder.
+            return np.asarray(output.vectors[offset : offset + len(chunks)])
+        vectors, ahead_s = self._embedder.vectors(turn.key, [c.text for c in chunks])
+        if ahead_s is not None:
+            # Embedded during the last file's graph and store: this stage's clock saw only the
+            # wait, and the process CPU of that embedding went to the last file's stages, which
+            # ran beside it.
+            outcome.timings["count.embedded_ahead"] = 1
+            outcome.timings["embed.ahead"] = round(ahead_s, 4)
+        return vectors
+
+    def _look_ahead_safely(self, runner: _Runner, key: int) -> None:
+        try:
+            self._look_ahead(runner, key)
+        except Exception:  # only a head start was lost; it is no failure of this file
+            log.warning("looking ahead to the next file failed", exc_info=True)
+
+    def _page_vectors(self, parsed: ParsedDocument, clock: _Stopwatch) -> PageVectors | None:
+        if self._visual is None:
+            return None
+        # Page images beside the text, in this process; stored in the same commit.
+        with clock("embed_pages"):
+            return document_page_vectors(parsed, self._visual(), self.store, self.settings.visual)
+
+    def _finish_graph(
+        self, turn: _Turn, ids: list[str], vectors: np.ndarray, texts: dict[str, str] | None
+    ) -> GraphBundle | None:
+        skeleton = turn.windows.skeleton()
+        if skeleton is None or not ids:
+            return None
+        turn.emit("graph")
+        with turn.clock("graph"):
+            # The worker built the graph beside the chunks; what is left needs the vectors.
+            graph = finish_graph(
+                skeleton,
+                ids,
+                vectors,
+                self.settings.graph,
+                chat=self.chat,
+                embed=self._embedder.encode,
+                texts=texts,
+            )
+        del skeleton
+        release_freed_memory()
+        return graph
+
+    def _remove_older(self, source: str, info: DocumentInfo, outcome: FileOutcome) -> None:
+        for old in self.store.documents_by_source(source):
+            if old.id == info.id:
+                continue
+            try:
+                self.store.delete_document(old.id)
+            except Exception as exc:  # whatever it was, the new version is committed
+                why = f"{exc.code}: {exc.message}" if isinstance(exc, DocsightError) else exc
+                outcome.warnings.append(
+                    f"the previous version ({old.id[:12]}) could not be removed yet "
+                    f"({why}); it is hidden from every search, and the next ingest or "
+                    "`docsight check --repair` removes it"
+                )
+            else:
+                outcome.replaced.append(old.id)
 
 
 def _no_text_reason(parser_id: str, settings: Settings) -> str:

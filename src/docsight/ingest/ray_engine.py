@@ -397,7 +397,7 @@ def parse_task(
         return result, []
     if local is not None:  # the document is the driver's file, wherever it was parsed
         output.parsed.document.source = job.path
-    return result, [c.text for c in output.chunks]
+    return result, output.chunk_texts()
 
 
 def _adopt(setup: WorkerSetup) -> None:

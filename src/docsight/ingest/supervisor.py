@@ -46,6 +46,7 @@ from docsight.errors import (
     OutOfMemoryError,
     WorkerCrashedError,
 )
+from docsight.ingest.limits import address_space_mb
 from docsight.ingest.split import PageSplitter
 from docsight.ingest.worker import (
     JobResult,
@@ -53,7 +54,6 @@ from docsight.ingest.worker import (
     ParseProgress,
     ProgressListener,
     WorkerSetup,
-    address_space_mb,
     logging_snapshot,
     registered_parsers,
     replay_log_record,

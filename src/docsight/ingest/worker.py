@@ -21,10 +21,8 @@ import contextlib
 import dataclasses
 import gc
 import logging
-import math
 import os
 import resource
-import signal
 import threading
 import time
 import warnings
@@ -38,24 +36,21 @@ from docsight.document.chunk import Chunk
 from docsight.document.ids import bytes_sha256
 from docsight.document.model import ParsedDocument
 from docsight.errors import DocsightError, IngestError
+from docsight.ingest.limits import (
+    arm_cpu_limit,
+    harden,
+    limit_pillow,
+    own_peak_rss_mb,
+    reset_peak_rss,
+)
 from docsight.settings import IngestSettings, Settings
 
 if TYPE_CHECKING:
+    from docsight.graph.model import ContentGraph
+    from docsight.ingest.windows import ParseWindows
     from docsight.vision.common import ModelTiming
 
 log = logging.getLogger(__name__)
-
-#: Address space a worker may map beyond its memory cap: thread stacks, malloc arenas and
-#: onnxruntime's reservations are mapped but mostly never touched.
-ADDRESS_SPACE_SLACK_MB = 3072
-
-
-def address_space_mb(limits: IngestSettings) -> int | None:
-    """The worker's address-space limit in MiB, or ``None`` for none."""
-    if limits.address_space_mb < 0:
-        return None
-    return limits.address_space_mb or limits.memory_mb + ADDRESS_SPACE_SLACK_MB
-
 
 # --- what crosses the process boundary -----------------------------------------------------------
 
@@ -120,6 +115,18 @@ class ParseOutput:
     #: One vector per chunk, when the engine embedded them already (the Ray engine's embedding
     #: actors); ``None``: the caller embeds them.
     vectors: Any = None
+    #: The document's content graph before its vectors (``graph.build_skeleton``); ``None``
+    #: without chunks.
+    graph: ContentGraph | None = None
+    #: From a worker process: the document, chunks and graph cut and pickled window by window
+    #: (``parsed`` is then their head, without elements, and ``chunks`` is empty).
+    windows: ParseWindows | None = None
+
+    def chunk_texts(self) -> list[str]:
+        """Every chunk's text, whichever form the output has (the windows are kept)."""
+        if self.windows is not None:
+            return self.windows.chunk_texts()
+        return [c.text for c in self.chunks]
 
 
 @dataclass
@@ -295,12 +302,21 @@ def run_job(
         ]
     with clock("chunk"):
         chunks = chunker.chunk(parsed.document)
+    graph = None
+    if chunks:
+        # The graph needs the whole document and its chunks, which are here: built beside
+        # them, it leaves the caller only the vectors to add (graph.finish_graph), and its
+        # cost runs in parallel over the workers.
+        from docsight.graph.build import build_skeleton
+
+        with clock("graph_build"):
+            graph = build_skeleton(parsed.document, chunks, window=settings.graph.window)
     timings.update(model_timings(model_stats_since(models_start, models_parsed)))
     timings.update(
         model_timings(model_stats_since(models_parsed, models_described), prefix="picture_")
     )
     timings.update(content_counts(parsed, chunks, pictures_read))
-    return ParseOutput(parsed, chunks, timings)
+    return ParseOutput(parsed, chunks, timings, graph=graph)
 
 
 def verified_bytes(job: ParseJob) -> bytes:
@@ -592,14 +608,14 @@ def worker_main(conn: Connection, setup: WorkerSetup) -> None:
     """Set limits, then parse jobs until told to stop."""
     channel = _Channel(conn)
     limits = setup.settings.ingest
-    _harden(limits)
+    harden(limits)
     if setup.logging is not None:
         _forward_logging(channel, setup.logging)
     from docsight.parsers import PARSERS
 
     for name, target, extra, description in setup.parsers:
         PARSERS.register(name, target, extra=extra, description=description)
-    _limit_pillow(setup.settings.parse.max_image_pixels)
+    limit_pillow(setup.settings.parse.max_image_pixels)
     from docsight.vision.common import set_model_threads
 
     # Threads of the model sessions this worker creates (0: onnxruntime's default).
@@ -653,7 +669,7 @@ class _WorkerEvents(JobEvents):
 
     def _arm(self, pages: int) -> tuple[float, float | None]:
         wall, cpu = self.limits.budget(pages)
-        _arm_cpu_limit(self.cpu_at_start, cpu)
+        arm_cpu_limit(self.cpu_at_start, cpu)
         return wall, cpu
 
     def pages(self, n: int) -> None:
@@ -670,7 +686,7 @@ class _WorkerEvents(JobEvents):
 def _serve(
     channel: _Channel, key: int, job: ParseJob, state: WorkerState, limits: IngestSettings
 ) -> None:
-    _reset_peak_rss()
+    reset_peak_rss()
     started = time.perf_counter()
     events = _WorkerEvents(channel, key, limits)
 
@@ -683,7 +699,7 @@ def _serve(
 
     output, failure = _run_guarded(key, job, run)
     seconds = time.perf_counter() - started
-    peak = _own_peak_rss_mb()
+    peak = own_peak_rss_mb()
     if failure is not None:
         failure.seconds, failure.peak_rss_mb = seconds, peak
         channel.send_result(failure, [])
@@ -714,7 +730,8 @@ def _send_output(
     """The result without asset bytes, then each asset's bytes as a message of its own.
 
     Page renders make up most of a parse result; sending them one by one avoids pickling one
-    copy of everything while the worker still holds the original.
+    copy of everything while the worker still holds the original. The document, chunks and
+    graph go cut into windows (``ingest.windows``), so the parent unpacks one at a time.
     """
     parsed = output.parsed
     assets = parsed.assets
@@ -723,78 +740,16 @@ def _send_output(
         assets=[dataclasses.replace(a, data=b"") for a in assets],
         warnings=parsed.warnings,
     )
+    from docsight.ingest.windows import ParseWindows
+
+    windows = ParseWindows.pack(light, output.chunks, output.graph)
     result = JobResult(
         key,
-        output=ParseOutput(light, output.chunks, output.timings),
+        output=ParseOutput(windows.head, [], output.timings, windows=windows),
         seconds=seconds,
         peak_rss_mb=peak,
     )
     channel.send_result(result, [a.data for a in assets])
-
-
-def _harden(limits: IngestSettings) -> None:
-    """Process-wide limits and signal dispositions of a worker."""
-    # Ctrl-C goes to the whole process group; the parent decides what to do with the workers.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Crashes are expected here: no core files in the user's directory.
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    address_space = address_space_mb(limits)
-    if address_space is not None:
-        _lower_limit(resource.RLIMIT_AS, address_space << 20)
-    with contextlib.suppress(Exception):
-        # Die with the parent: a hung worker must not outlive a killed ingest.
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def _limit_pillow(max_pixels: int) -> None:
-    from PIL import Image
-
-    # Pillow's own bomb check, at the configured limit, for every decoder a parser reaches (the
-    # image parser sets it too); between the limit and twice it Pillow only warns: refuse.
-    Image.MAX_IMAGE_PIXELS = max_pixels
-    warnings.simplefilter("error", Image.DecompressionBombWarning)
-
-
-def _lower_limit(which: int, value: int) -> None:
-    _, hard = resource.getrlimit(which)
-    if hard != resource.RLIM_INFINITY:
-        value = min(value, hard)
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(which, (value, hard))
-
-
-def _arm_cpu_limit(cpu_at_start: float, cpu_s: float | None) -> None:
-    """Let the kernel send SIGXCPU once this job has used ``cpu_s`` CPU seconds.
-
-    RLIMIT_CPU counts the whole life of the process, so the soft limit moves with every job.
-    """
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    soft = hard if cpu_s is None else math.ceil(cpu_at_start + cpu_s)
-    if hard != resource.RLIM_INFINITY and soft != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-
-
-def _reset_peak_rss() -> None:
-    # Writing 5 resets the kernel's peak resident set size (VmHWM) of this process.
-    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
-
-def _own_peak_rss_mb() -> float | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 def registered_parsers() -> tuple[tuple[str, str, str | None, str], ...]:

@@ -1,0 +1,149 @@
+"""A parse result cut into windows, so that the process that stores it never holds it whole.
+
+A worker builds a document, its chunks and its graph's skeleton whole: the parsers, the chunker
+and the graph need all of them. The process that embeds and stores them needs one part at a
+time. :meth:`ParseWindows.pack` cuts them for the trip: the document without its elements (its
+pages, sections, edges and assets: the *head*), its elements by page ranges, its chunks by
+count, and the skeleton, each part pickled on its own. The receiver unpickles one window at a
+time as it writes it (:meth:`ParseWindows.elements`, :meth:`ParseWindows.chunks`) and drops
+the window's bytes as it goes, so what it holds at once is the pickled rest (about a quarter of
+the objects) and one window as objects.
+
+Pickled parts matter beyond their size: objects unpickled together are laid out together in
+memory, and freeing some of them (the elements, once written) leaves holes that the embedding's
+native buffers cannot use. A window's objects are made and freed by themselves.
+
+In one process (``ingest.isolation = "none"``, the Ray engine) :meth:`ParseWindows.cut` cuts the
+objects without pickling them: the same code path, holding what the parse made anyway.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from docsight.document.chunk import Chunk
+from docsight.document.model import Element, ParsedDocument
+from docsight.graph.model import ContentGraph
+
+#: Pages per element window: a report's 32 pages are a few hundred elements.
+PAGES_PER_WINDOW = 32
+#: Chunks per chunk window (embedded and written together).
+CHUNKS_PER_WINDOW = 512
+
+
+@dataclass
+class ElementWindow:
+    """The elements of pages ``[start, stop)``, pickled or as objects."""
+
+    start: int
+    stop: int
+    data: bytes | list[Element] = field(repr=False)
+
+
+@dataclass
+class ParseWindows:
+    """A document cut into its head, element windows, chunk windows and graph skeleton."""
+
+    #: The document with ``elements == []``, its assets and warnings.
+    head: ParsedDocument
+    element_windows: list[ElementWindow]
+    chunk_windows: list[bytes | list[Chunk]]
+    graph: bytes | ContentGraph | None
+    n_elements: int
+    n_chunks: int
+    #: Elements whose text is hidden on the page (counted before they were cut).
+    hidden_elements: int
+
+    @classmethod
+    def cut(
+        cls,
+        parsed: ParsedDocument,
+        chunks: Sequence[Chunk],
+        graph: ContentGraph | None,
+        *,
+        packed: bool = False,
+        pages_per_window: int = PAGES_PER_WINDOW,
+        chunks_per_window: int = CHUNKS_PER_WINDOW,
+    ) -> ParseWindows:
+        """Cut ``parsed``, ``chunks`` and ``graph``; ``packed`` pickles each part."""
+        doc = parsed.document
+
+        def wrap(value: Any) -> Any:
+            return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if packed else value
+
+        per = max(1, pages_per_window)
+        last = max(0, doc.page_count - 1)
+        by_window: dict[int, list[Element]] = {}
+        for element in doc.elements:
+            # Elements keep their reading order within a window; one past the last page (none
+            # should be) goes with the last page, whose row its text would have joined.
+            by_window.setdefault(min(element.page, last) // per, []).append(element)
+        windows = []
+        for k in range(max(1, -(-doc.page_count // per))):
+            start, stop = k * per, min(doc.page_count, (k + 1) * per)
+            windows.append(ElementWindow(start, max(start, stop), wrap(by_window.pop(k, []))))
+        size = max(1, chunks_per_window)
+        chunk_windows = [wrap(list(chunks[k : k + size])) for k in range(0, len(chunks), size)]
+        head = ParsedDocument(
+            document=doc.model_copy(update={"elements": []}),
+            assets=parsed.assets,
+            warnings=parsed.warnings,
+        )
+        return cls(
+            head=head,
+            element_windows=windows,
+            chunk_windows=chunk_windows,
+            graph=wrap(graph) if graph is not None else None,
+            n_elements=len(doc.elements),
+            n_chunks=len(chunks),
+            hidden_elements=sum(1 for e in doc.elements if e.hidden),
+        )
+
+    @classmethod
+    def pack(
+        cls, parsed: ParsedDocument, chunks: Sequence[Chunk], graph: ContentGraph | None
+    ) -> ParseWindows:
+        """:meth:`cut`, each part pickled: what a worker sends."""
+        return cls.cut(parsed, chunks, graph, packed=True)
+
+    def elements(self) -> Iterator[tuple[int, int, list[Element]]]:
+        """Each window's page range and elements, in page order, once: a window is let go as
+        the next is asked for."""
+        for window in self.element_windows:
+            data, window.data = window.data, []
+            elements = _load(data)
+            del data
+            yield window.start, window.stop, elements
+            del elements
+
+    def chunks(self) -> Iterator[list[Chunk]]:
+        """Each window's chunks, in order, once (see :meth:`elements`)."""
+        for k, data in enumerate(self.chunk_windows):
+            self.chunk_windows[k] = []
+            chunks = _load(data)
+            del data
+            yield chunks
+            del chunks
+
+    def chunk_texts(self) -> list[str]:
+        """Every chunk's text, the windows kept (to embed a small file ahead of its turn)."""
+        return [c.text for data in self.chunk_windows for c in _load(data)]
+
+    def skeleton(self) -> ContentGraph | None:
+        """The graph's skeleton, once."""
+        data, self.graph = self.graph, None
+        return _load(data) if data is not None else None
+
+    def whole(self) -> tuple[ParsedDocument, list[Chunk]]:
+        """The document with its elements and its chunks, the windows used up."""
+        elements = [e for _, _, window in self.elements() for e in window]
+        chunks = [c for window in self.chunks() for c in window]
+        document = self.head.document.model_copy(update={"elements": elements})
+        return replace(self.head, document=document), chunks
+
+
+def _load(data: Any) -> Any:
+    return pickle.loads(data) if isinstance(data, bytes) else data

@@ -1,0 +1,139 @@
+"""A new document is stored in steps (``ingest.pipeline``, ``ingest.windows``): a worker sends
+it cut into windows, pickled one by one, and this process writes its pages and elements window
+by window, then its chunks window by window as it embeds them, then its graph, finished from the
+chunks' ids and vectors. Nothing is visible before the commit, a failure on the way removes what
+was written, and what is stored is what an in-process ingest and a one-go write store."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from docsight import DocSight, Settings
+from docsight.errors import EncoderError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from make_large_pdf import make_large_pdf
+
+
+def _inline(path: Path) -> DocSight:
+    return DocSight(path, settings=Settings(ingest={"isolation": "none"}))
+
+
+def _failing_encoder(ds: DocSight, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """An encoder that fails; it records how many element rows of the pending document were on
+    disk when it was called."""
+    store, encoder = ds.store, ds.encoder()
+    begun: list[str] = []
+    seen: list[int] = []
+    begin = store.begin_document
+
+    def begin_document(parsed: Any, *args: Any, **kwargs: Any) -> Any:
+        begun.append(parsed.document.id)
+        return begin(parsed, *args, **kwargs)
+
+    def encode_documents(texts: list[str]) -> np.ndarray:
+        elements = store._table("elements")  # type: ignore[attr-defined]
+        seen.append(elements.count_rows(f"doc_id = '{begun[-1]}'") if begun else 0)
+        raise EncoderError("simulated failure of the encoder")
+
+    monkeypatch.setattr(store, "begin_document", begin_document)
+    monkeypatch.setattr(encoder, "encode_documents", encode_documents)
+    return seen
+
+
+def _rows(ds: DocSight, table: str) -> list[dict[str, Any]]:
+    got = ds.store._table(table).to_arrow().to_pylist()  # type: ignore[attr-defined]
+    for row in got:
+        row.pop("ingested_at", None)
+    return sorted(got, key=lambda r: str(r.get("id")))
+
+
+TABLES = ("documents", "pages", "elements", "chunks", "nodes", "graphs")
+
+
+def test_a_workers_result_arrives_in_windows_and_is_stored_as_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import docsight.ingest.pipeline as pipeline
+
+    pdf = make_large_pdf(tmp_path / "report.pdf", pages=40)
+    arrived: list[Any] = []
+    store = pipeline.IngestPipeline._store
+
+    def record(self: Any, slot: Any, key: int, output: Any, *args: Any) -> None:
+        windows = output.windows
+        arrived.append(
+            (
+                len(output.parsed.document.elements),
+                [(w.start, w.stop, type(w.data)) for w in windows.element_windows],
+                [type(w) for w in windows.chunk_windows],
+                type(windows.graph),
+            )
+        )
+        store(self, slot, key, output, *args)
+
+    monkeypatch.setattr(pipeline.IngestPipeline, "_store", record)
+    workers = DocSight(tmp_path / "workers", settings=Settings(ingest={"workers": 1}))
+    report = workers.ingest([pdf])
+    assert [f.status for f in report.files] == ["added"]
+    # The head came without elements; pages 0-31 and 32-39 came pickled, as did the chunks and
+    # the graph's skeleton the worker built.
+    assert arrived == [(0, [(0, 32, bytes), (32, 40, bytes)], [bytes], bytes)]
+    monkeypatch.undo()
+    inline = _inline(tmp_path / "inline")
+    inline.ingest([pdf])
+    for table in TABLES:
+        got, expected = _rows(workers, table), _rows(inline, table)
+        if table in ("chunks", "nodes"):  # vectors agree to rounding (batches may differ)
+            for row in got + expected:
+                row["vector"] = np.round(np.asarray(row["vector"]), 4).tolist()
+        assert got == expected, table
+    stored = workers.store.get_document(report.files[0].doc_id)
+    assert _rows(workers, "documents")[0]["elements"] == len(stored.elements) > 40
+    assert workers.check().ok
+
+
+def test_a_stepwise_write_stores_what_a_one_go_write_stores(corpus: Path, tmp_path: Path) -> None:
+    """Same bytes, new chunker version: the stored version is replaced in one go (its rows
+    share the new one's id); a new document goes in steps. Both store the same rows."""
+    stepwise = _inline(tmp_path / "a")
+    stepwise.ingest([corpus / "guide.md"])
+    once = _inline(tmp_path / "b")
+    once.ingest([corpus / "guide.md"])
+    doc_id = once.documents()[0].id
+    # Make the stored version look as if another chunker wrote it: the next ingest replaces it.
+    once.store._table("documents").update(  # type: ignore[attr-defined]
+        where=f"id = '{doc_id}'", values={"chunker": "element/0"}
+    )
+    report = once.ingest([corpus / "guide.md"])
+    assert [f.status for f in report.files] == ["added"]
+
+    for table in TABLES:
+        assert _rows(stepwise, table) == _rows(once, table), table
+
+
+def test_an_embedding_failure_leaves_no_rows(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds = _inline(tmp_path / "col")
+    ds.ingest([corpus / "faq.txt"])
+    seen = _failing_encoder(ds, monkeypatch)
+    report = ds.ingest([corpus / "guide.md"])
+    assert [f.error_code for f in report.files] == ["encoder_error"]
+    monkeypatch.undo()
+    # The element rows were written before the embedding, and removed again at once.
+    assert seen and all(rows > 0 for rows in seen), seen
+    assert ds.check().ok
+    assert ds.store.recover() == 0
+    assert [d.name for d in ds.documents()] == ["faq.txt"]
+    assert (
+        ds.store._table("elements").count_rows(  # type: ignore[attr-defined]
+            f"doc_id = '{report.files[0].doc_id}'"
+        )
+        == 0
+    )

@@ -1,0 +1,127 @@
+"""A parse result cut into windows (``ingest.windows``): what a worker sends and the ingesting
+process unpacks one window at a time."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from docsight.document.chunk import Chunk
+from docsight.document.model import Document, Element, ElementKind, Page, ParsedDocument
+from docsight.graph.build import build_skeleton
+from docsight.index import schema as S
+from docsight.ingest.windows import ParseWindows
+
+DOC = "d" * 32
+
+
+def _document(pages: int, per_page: int = 3) -> tuple[ParsedDocument, list[Chunk]]:
+    elements = []
+    for page in range(pages):
+        for k in range(per_page):
+            order = len(elements)
+            kind = ElementKind.HEADER if k == 0 else ElementKind.PARAGRAPH
+            elements.append(
+                Element(
+                    id=f"{order:032x}",
+                    kind=kind,
+                    text=f"Page {page} part {k}: the pumps of hall {page} were checked.",
+                    page=page,
+                    order=order,
+                )
+            )
+    doc = Document(
+        id=DOC,
+        name="report.pdf",
+        source="/tmp/report.pdf",
+        media_type="application/pdf",
+        sha256="0" * 64,
+        parser="pdf/1",
+        pages=[Page(index=i, width=612, height=792) for i in range(pages)],
+        elements=elements,
+    )
+    chunks = [
+        Chunk(
+            id=f"c{e.order:031x}",
+            doc_id=DOC,
+            doc_name="report.pdf",
+            text=e.text,
+            body=e.text,
+            element_ids=[e.id],
+            pages=[e.page],
+            page=e.page,
+            order=i,
+        )
+        for i, e in enumerate(x for x in elements if x.kind == ElementKind.PARAGRAPH)
+    ]
+    return ParsedDocument(document=doc), chunks
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_windows_cover_the_pages_in_order_and_give_the_whole_back(packed: bool) -> None:
+    parsed, chunks = _document(70)
+    graph = build_skeleton(parsed.document, chunks)
+    windows = ParseWindows.cut(
+        parsed, chunks, graph, packed=packed, pages_per_window=32, chunks_per_window=50
+    )
+    assert windows.head.document.elements == [] and windows.head.document.pages
+    assert (windows.n_elements, windows.n_chunks) == (210, 140)
+    assert [(w.start, w.stop) for w in windows.element_windows] == [(0, 32), (32, 64), (64, 70)]
+    assert len(windows.chunk_windows) == 3
+    if packed:
+        assert all(isinstance(w.data, bytes) for w in windows.element_windows)
+        assert all(isinstance(w, bytes) for w in windows.chunk_windows)
+        assert isinstance(windows.graph, bytes)
+    assert windows.chunk_texts() == [c.text for c in chunks]  # and the windows stay
+    seen = []
+    for start, stop, elements in windows.elements():
+        assert all(start <= e.page < stop for e in elements)
+        seen.extend(elements)
+    assert seen == parsed.document.elements
+    # Each window is let go once read: a second pass finds nothing.
+    assert all(w.data == [] for w in windows.element_windows)
+    assert [c for window in windows.chunks() for c in window] == chunks
+    assert windows.chunk_windows == [[], [], []]
+    assert windows.skeleton() == graph and windows.skeleton() is None
+
+
+def test_whole_rebuilds_the_document_and_chunks() -> None:
+    parsed, chunks = _document(40)
+    windows = ParseWindows.pack(parsed, chunks, None)
+    again, again_chunks = windows.whole()
+    assert again.document == parsed.document
+    assert again_chunks == chunks
+    assert windows.skeleton() is None
+
+
+def test_an_element_past_the_last_page_goes_with_the_last_window() -> None:
+    parsed, chunks = _document(3)
+    stray = parsed.document.elements[-1].model_copy(update={"id": "f" * 32, "page": 9})
+    parsed.document.elements.append(stray)
+    windows = ParseWindows.cut(parsed, chunks, None, pages_per_window=2)
+    got = [(start, stop, [e.id for e in els]) for start, stop, els in windows.elements()]
+    assert got[-1][:2] == (2, 3) and got[-1][2][-1] == "f" * 32
+
+
+def test_pages_and_elements_written_by_window_are_those_written_whole() -> None:
+    parsed, chunks = _document(70)
+    doc = parsed.document
+
+    def rows(tables: object) -> dict[str, list[dict[str, object]]]:
+        out: dict[str, list[dict[str, object]]] = {}
+        for name, table, _ in tables:  # type: ignore[attr-defined]
+            assert isinstance(table, pa.Table)
+            out.setdefault(name, []).extend(table.to_pylist())
+        return out
+
+    whole = rows(S.structure_tables(doc))
+    windows = ParseWindows.cut(parsed, chunks, None, packed=True, pages_per_window=32)
+    head = windows.head.document
+    by_window: dict[str, list[dict[str, object]]] = {}
+    for start, stop, elements in windows.elements():
+        for name, got in rows(S.window_tables(head, start, stop, elements)).items():
+            by_window.setdefault(name, []).extend(got)
+    assert by_window == whole
+    # Page text leaves out the running header, as on the whole document.
+    assert "part 0" not in str(whole["pages"][0]["text"])
+    assert "part 1" in str(whole["pages"][0]["text"])

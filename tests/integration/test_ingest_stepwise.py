@@ -137,3 +137,23 @@ def test_an_embedding_failure_leaves_no_rows(
         )
         == 0
     )
+
+
+def test_a_window_that_cannot_be_read_leaves_no_rows(corpus: Path, tmp_path: Path) -> None:
+    from docsight.document.model import ParsedDocument
+
+    source = _inline(tmp_path / "source")
+    report = source.ingest([corpus / "guide.md"])
+    doc = source.store.get_document(report.files[0].doc_id)
+    head = ParsedDocument(document=doc.model_copy(update={"elements": []}))
+    target = _inline(tmp_path / "target")
+
+    def windows() -> Any:
+        yield 0, doc.page_count, doc.elements
+        raise EOFError("a window cut short")
+
+    with pytest.raises(EOFError):
+        target.store.begin_document(head, "element/3", windows=windows())
+    for table in ("pages", "elements"):
+        assert target.store._table(table).count_rows() == 0, table  # type: ignore[attr-defined]
+    assert target.check().ok

@@ -436,14 +436,20 @@ class LanceStore(GraphMethods, PageVectorMethods):
                 self.sources.put(source, doc.sha256, doc.media_type)
             for group in _asset_groups(parsed.assets, from_source=kept):
                 self._append("assets", S.asset_rows(group, from_source=kept), S.ASSETS)
-            # A long document's rows go in bounded batches (S.WRITE_ROWS).
-            if windows is None:
-                self._write_pending(S.structure_tables(doc))
-                return DocumentWriter(self, parsed, chunker, len(doc.elements))
-            count = 0
-            for start, stop, elements in windows:
-                self._write_pending(S.window_tables(doc, start, stop, elements))
-                count += len(elements)
+            try:
+                # A long document's rows go in bounded batches (S.WRITE_ROWS).
+                if windows is None:
+                    self._write_pending(S.structure_tables(doc))
+                    return DocumentWriter(self, parsed, chunker, len(doc.elements))
+                count = 0
+                for start, stop, elements in windows:
+                    self._write_pending(S.window_tables(doc, start, stop, elements))
+                    count += len(elements)
+            except Exception:
+                # A window that could not be read, a full disk: what was written goes again.
+                with _quiet():
+                    self._abort_pending(doc.id)
+                raise
         return DocumentWriter(self, parsed, chunker, count)
 
     def _write_pending(self, tables: Iterator[tuple[str, pa.Table, pa.Schema]]) -> None:

@@ -439,9 +439,20 @@ def test_a_skeleton_from_elsewhere_finishes_to_the_graph_built_here(
     assert finished.vectors.keys() == whole.vectors.keys()
     for key, vector in whole.vectors.items():
         np.testing.assert_allclose(finished.vectors[key], vector, rtol=1e-6)
-    if chat is not None:  # the table chunk's summary came from its text
-        table = finished.graph.node_index()[chunks[2].id]
+    if chat is not None:  # the table chunk's summary came from its text, a page's from its chunks'
+        index = finished.graph.node_index()
+        table = index[chunks[2].id]
         assert table.summary_by == "echo-chat" and table.summary.startswith("shown: ")
+        # Without model evolution (which rewrites them), summaries are the first the model wrote.
+        lite = GraphSettings(evolution="lite")
+        written = finish_graph(
+            skeleton, [c.id for c in chunks], vectors, lite, chat=chat, texts=texts
+        )
+        page = next(n for n in written.graph.nodes if n.kind == NodeKind.PAGE)
+        first = next(c for c in sorted(chunks, key=lambda c: c.order) if page.page in c.pages)
+        words = " ".join(strip_placeholders(first.body).split()[:6])
+        assert page.summary_by == "echo-chat"
+        assert page.summary.startswith("shown: " + words[: len(page.summary) - 7]), page.summary
 
 
 def test_a_skeleton_over_other_chunks_is_refused(document: tuple[Document, list[Chunk]]) -> None:

@@ -513,6 +513,12 @@ def model_summaries(
         if node.parent:
             children.setdefault(node.parent, []).append(node.id)
     index = graph.node_index()
+    # What each page contains, read once: looked up per page, the edges were read once a page.
+    pages = {n.id for n in graph.nodes if n.kind == NodeKind.PAGE}
+    on_page: dict[str, list[str]] = {}
+    for edge in graph.edges:
+        if edge.kind == EdgeKind.CONTAINS and edge.source in pages:
+            on_page.setdefault(edge.source, []).append(edge.target)
     wanted: list[GraphNode] = [
         n for n in graph.nodes if n.kind != NodeKind.CHUNK or n.chunk_kind in ARTIFACT_CHUNK_KINDS
     ]
@@ -526,11 +532,7 @@ def model_summaries(
                 f"- {k.title + ': ' if k.title else ''}{k.summary}" for k in kids[:40]
             )
             if node.kind == NodeKind.PAGE:
-                content = "\n".join(
-                    chunk_text.get(e.target, "")
-                    for e in graph.edges
-                    if e.kind == EdgeKind.CONTAINS and e.source == node.id
-                )
+                content = "\n".join(chunk_text.get(c, "") for c in on_page.get(node.id, []))
         requests.append(
             SummaryRequest(node.id, str(node.kind), node.title, content or node.summary)
         )

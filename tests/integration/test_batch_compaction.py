@@ -71,6 +71,14 @@ def test_a_batch_is_compacted_every_few_files_and_indexed_at_the_end(tmp_path: P
     assert ds.store.check().ok
 
 
+def test_the_last_file_leaves_compaction_to_the_final_optimize(tmp_path: Path) -> None:
+    ds = DocSight(tmp_path / "col", settings=_settings(len(TOPICS)))
+    calls: list[tuple[bool, int]] = []
+    _watched(ds, calls)
+    ds.ingest(_notes(tmp_path / "notes"))
+    assert [indexes for indexes, _ in calls] == [True]
+
+
 def test_zero_compacts_only_at_the_end(tmp_path: Path) -> None:
     ds = DocSight(tmp_path / "col", settings=_settings(0))
     calls: list[tuple[bool, int]] = []

@@ -271,7 +271,8 @@ class IngestPipeline:
                 report.files.append(outcome)
                 self._current = None
                 since_compaction += stored
-                if every and since_compaction >= every:
+                # After the last file, the final optimize compacts anyway.
+                if every and since_compaction >= every and index < len(files):
                     # Every read scans each table's files, one more per stored file: compact
                     # them now and then, so a long batch does not slow down file by file.
                     since_compaction = 0

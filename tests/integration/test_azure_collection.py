@@ -10,6 +10,8 @@ writer is refused with ``collection_leased`` while the first holds the lease.
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -95,3 +97,33 @@ def test_a_missing_container_is_a_clear_error(pair: Pair) -> None:
     gone = runner.invoke(app, ["docs", "-c", "az://no-such-container/col", "--json"])
     assert gone.exit_code == 2
     assert json.loads(gone.output)["error"]["code"] == "collection_not_found"
+
+
+def test_a_blob_is_deleted_by_one_request_without_a_lease(
+    azure: AzureEndpoint,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """pyarrow's Azure delete leases the blob first; under load a retried acquire found its own
+    lease and failed ``rm`` ("Failed to acquire a lease"). docsight sends Delete Blob itself."""
+    location = RemoteLocation(f"az://{azure.container('deletes')}/team/col", tmp_path)
+    location.write_bytes("sources/ab/file.pdf", b"%PDF-1.4 test")
+    location.write_bytes("sources/ab/other.pdf", b"%PDF-1.4 other")
+
+    class NoLeasingDelete:
+        """The location's filesystem, whose own delete must not be used."""
+
+        def __init__(self, fs: Any) -> None:
+            self.fs = fs
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.fs, name)
+
+        def delete_file(self, key: str) -> None:
+            raise AssertionError(f"pyarrow's delete was used for {key}")
+
+    location._fs = NoLeasingDelete(location.fs)
+    location.delete("sources/ab/file.pdf")
+    assert sorted(location.files("sources")) == ["sources/ab/other.pdf"]
+    location.delete("sources/ab/file.pdf")  # already gone: nothing to do
+    location.delete_tree("sources")
+    assert location.files("sources") == {}

@@ -222,3 +222,32 @@ class BlobClient:
 
     def close(self) -> None:
         self._http.close()
+
+
+def delete_blob(settings: AzureSettings, key: str) -> bool:
+    """Delete the blob ``container/name`` (``key``) with one Delete Blob request; ``False`` when
+    it was not there. Needs the account key or a SAS token (see :class:`BlobClient`).
+
+    pyarrow's Azure filesystem wraps each delete in a lease it takes on the blob and releases
+    after the blob is gone; the release answers 404 and is sent again seconds later, and under
+    load a retried acquire finds its own first lease and fails the delete ("Failed to acquire a
+    lease"). A plain Delete Blob has neither problem; no directory marker is left behind, as in
+    any object store.
+    """
+    import httpx
+
+    container, _, name = key.partition("/")
+    client = BlobClient(settings, container, name)
+    try:
+        response = client.request("DELETE")
+    except httpx.HTTPError as exc:
+        raise OSError(f"Delete Blob {key} failed: {exc}") from exc
+    finally:
+        client.close()
+    if response.status in (200, 202):
+        return True
+    if response.status == 404:
+        return False
+    raise OSError(
+        f"Delete Blob {key} answered {response.status} {response.error_code or ''}".rstrip()
+    )

@@ -524,6 +524,13 @@ class RemoteLocation(Location):
 
     @_reaching
     def delete(self, rel: str) -> None:
+        if self.scheme == "az":
+            from docsight.index.azure_blob import azure_settings, delete_blob
+
+            settings = azure_settings()
+            if settings.key or settings.sas_token:  # else pyarrow's Azure AD login below
+                delete_blob(settings, self._key(rel))
+                return
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_file(self._key(rel))
 

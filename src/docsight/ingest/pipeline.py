@@ -43,7 +43,7 @@ from docsight.document.model import ParsedDocument
 from docsight.encoders.base import Encoder
 from docsight.encoders.visual import VisualEncoder
 from docsight.errors import DocsightError, IngestError, LimitExceededError
-from docsight.graph import GraphBundle, build_skeleton, finish_graph
+from docsight.graph import ContentGraph, GraphBundle, build_skeleton, finish_graph
 from docsight.index.base import DocumentInfo, PageVectors, Store
 from docsight.index.visual import document_page_vectors
 from docsight.ingest.chunking import Chunker
@@ -560,7 +560,7 @@ class IngestPipeline:
             # graph's intermediate counts): hand it back before the next step adds its own.
             release_freed_memory()
             page_vectors = self._page_vectors(head, clock)
-            graph = self._finish_graph(turn, ids, all_vectors, texts)
+            graph = self._finish_graph(turn, windows.skeleton(), ids, all_vectors, texts)
             turn.emit("store")
             with clock("store"):
                 if graph is not None:
@@ -597,8 +597,7 @@ class IngestPipeline:
         texts = None
         if self.chat is not None:
             texts = {c.id: strip_placeholders(c.body) for c in chunks}
-        turn.windows.graph = skeleton
-        graph = self._finish_graph(turn, [c.id for c in chunks], vectors, texts)
+        graph = self._finish_graph(turn, skeleton, [c.id for c in chunks], vectors, texts)
         turn.emit("store")
         with clock("store"):
             self.store.delete_document(existing.id)
@@ -643,9 +642,13 @@ class IngestPipeline:
             return document_page_vectors(parsed, self._visual(), self.store, self.settings.visual)
 
     def _finish_graph(
-        self, turn: _Turn, ids: list[str], vectors: np.ndarray, texts: dict[str, str] | None
+        self,
+        turn: _Turn,
+        skeleton: ContentGraph | None,
+        ids: list[str],
+        vectors: np.ndarray,
+        texts: dict[str, str] | None,
     ) -> GraphBundle | None:
-        skeleton = turn.windows.skeleton()
         if skeleton is None or not ids:
             return None
         turn.emit("graph")
@@ -660,7 +663,6 @@ class IngestPipeline:
                 embed=self._embedder.encode,
                 texts=texts,
             )
-        del skeleton
         release_freed_memory()
         return graph
 

@@ -495,7 +495,7 @@ class IngestPipeline:
         outcome.timings.update(output.timings)
         clock = _Stopwatch(outcome.timings)
         windows = output.windows
-        if windows is None:  # in this process (isolation "none", Ray): cut, not pickled
+        if windows is None:  # parsed in this process (isolation "none"): cut, not pickled
             if output.graph is None and output.chunks:
                 with clock("graph"):  # a runner that did not build it (run_job does)
                     output.graph = build_skeleton(

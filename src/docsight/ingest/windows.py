@@ -13,8 +13,9 @@ Pickled parts matter beyond their size: objects unpickled together are laid out 
 memory, and freeing some of them (the elements, once written) leaves holes that the embedding's
 native buffers cannot use. A window's objects are made and freed by themselves.
 
-In one process (``ingest.isolation = "none"``, the Ray engine) :meth:`ParseWindows.cut` cuts the
-objects without pickling them: the same code path, holding what the parse made anyway.
+Parsed in the ingesting process itself (``ingest.isolation = "none"``), the output is cut by
+:meth:`ParseWindows.cut` without pickling: the same code path, holding what the parse made
+anyway.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 The same files are ingested into a local directory and into ``az://container/team/col``
 (Lance writes the tables through its own Azure client, docsight the other objects through
-``pyarrow.fs`` and the writer lease through the Blob REST API): the two collections hold the
-same documents, chunk ids, page images and search results, ``check`` passes, and a second
-writer is refused with ``collection_leased`` while the first holds the lease.
+``pyarrow.fs``, and deletes and the writer lease through the Blob REST API): the two collections
+hold the same documents, chunk ids, page images and search results, ``check`` passes, and a
+second writer is refused with ``collection_leased`` while the first holds the lease.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Azure Blob Storage settings, and the few REST calls the writer lease needs.
+"""Azure Blob Storage settings, and the few REST calls of the writer lease and of deletes.
 
 docsight reads the same environment variables as the object store inside Lance (Rust's
 ``object_store``), so one set of variables configures the tables, the other objects
@@ -11,9 +11,10 @@ docsight reads the same environment variables as the object store inside Lance (
 - ``AZURE_STORAGE_USE_EMULATOR=true`` for Azurite: the well-known development account and key,
   at ``AZURITE_BLOB_STORAGE_URL`` (default ``http://127.0.0.1:10000``).
 
-The lease needs only Put, Get and Delete Blob with conditional headers, so it speaks the REST
-API over httpx (already installed with the default dependencies, through openai) and signs
-requests with the account key (Shared Key) or appends the SAS token: no Azure SDK.
+The lease needs only Put, Get and Delete Blob with conditional headers (and a delete only Delete
+Blob), so it speaks the REST API over httpx (already installed with the default dependencies,
+through openai) and signs requests with the account key (Shared Key) or appends the SAS token:
+no Azure SDK.
 """
 
 from __future__ import annotations
@@ -230,9 +231,8 @@ def delete_blob(settings: AzureSettings, key: str) -> bool:
 
     pyarrow's Azure filesystem wraps each delete in a lease it takes on the blob and releases
     after the blob is gone; the release answers 404 and is sent again seconds later, and under
-    load a retried acquire finds its own first lease and fails the delete ("Failed to acquire a
-    lease"). A plain Delete Blob has neither problem; no directory marker is left behind, as in
-    any object store.
+    load a delete once failed with "Failed to acquire a lease". A plain Delete Blob takes no
+    lease; no directory marker is left behind, as in any object store.
     """
     import httpx
 

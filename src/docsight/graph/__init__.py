@@ -21,9 +21,8 @@ from docsight.graph.build import (
     build_graph,
     build_skeleton,
     bundle_of,
-    chunk_order,
+    in_graph_order,
     model_summaries,
-    rows_in_order,
     search_text,
 )
 from docsight.graph.model import (
@@ -104,17 +103,19 @@ def finish_graph(
     graph = skeleton
     if summarizer is not None:
         graph = model_summaries(graph, texts or {}, summarizer)
-    bundle = bundle_of(graph, chunk_ids, vectors)
+    # Reordered once (a long document's vectors are megabytes): the node vectors and evolution
+    # both read them in the graph's order.
+    rows = in_graph_order(graph, chunk_ids, np.asarray(vectors))
+    bundle = bundle_of(graph, rows)
     mode = settings.evolution
     if mode == "auto":
         mode = "model" if summarizer is not None else "lite"
     ordered = [n.id for n in graph.nodes if n.kind == NodeKind.CHUNK]
     if mode in ("lite", "model") and len(ordered) > 1:
-        start = rows_in_order(np.asarray(vectors), chunk_order(graph, chunk_ids))
         graph, evolved = evolve_lite(
             graph,
             ordered,
-            start,
+            rows,
             rounds=settings.rounds,
             neighbours=settings.neighbours,
             alpha=settings.alpha,

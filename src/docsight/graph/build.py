@@ -94,17 +94,27 @@ def build_graph(
     if summarizer is not None:
         texts = {c.id: strip_placeholders(c.body) for c in chunks}
         graph = model_summaries(graph, texts, summarizer)
-    return bundle_of(graph, [c.id for c in chunks], vectors)
+    bundle = bundle_of(graph, in_graph_order(graph, [c.id for c in chunks], vectors))
+    bundle.texts = {n.id: search_text(n) for n in graph.nodes}
+    return bundle
 
 
-def bundle_of(graph: ContentGraph, chunk_ids: Sequence[str], vectors: np.ndarray) -> GraphBundle:
-    """``graph`` with its node texts and vectors: each chunk's own (``vectors`` are in
-    ``chunk_ids`` order) and each structure node's mean of its chunks'."""
+def in_graph_order(
+    graph: ContentGraph, chunk_ids: Sequence[str], vectors: np.ndarray
+) -> np.ndarray:
+    """``vectors`` (in ``chunk_ids`` order) in the order of ``graph``'s chunk nodes, copied only
+    when the orders differ (see :func:`chunk_order`)."""
+    if not len(vectors):
+        chunk_order(graph, chunk_ids)  # still a graph over these chunks
+        return np.zeros((0, 1), np.float32)
+    return rows_in_order(vectors, chunk_order(graph, chunk_ids))
+
+
+def bundle_of(graph: ContentGraph, rows: np.ndarray) -> GraphBundle:
+    """``graph`` with its node vectors: each chunk's own (``rows``: one per chunk node, in the
+    graph's order, see :func:`in_graph_order`) and each structure node's mean of its chunks'.
+    The node texts are left to the caller, which sets them once the graph is final."""
     bundle = GraphBundle(graph=graph)
-    for node in graph.nodes:
-        bundle.texts[node.id] = search_text(node)
-    ordered = chunk_order(graph, chunk_ids)
-    rows = rows_in_order(vectors, ordered) if len(vectors) else np.zeros((0, 1), np.float32)
     bundle.vectors.update(structure_vectors(graph, rows))
     chunk_nodes = [n.id for n in graph.nodes if n.kind == NodeKind.CHUNK]
     for chunk_id, vector in zip(chunk_nodes, rows, strict=True):

@@ -20,6 +20,8 @@ from docsight import DocSight, Settings
 from docsight.document.ids import bytes_sha256
 from docsight.errors import ParseError
 from docsight.ingest.report import IngestProgress
+from docsight.ingest.split import PageSplitter
+from docsight.ingest.spool import Spooled
 from docsight.parsers import PARSERS
 from docsight.parsers.base import ParseContext, SourceFile
 from docsight.parsers.pdf.page import Page
@@ -142,6 +144,16 @@ def test_pages_spread_over_workers_store_the_same_rows(
         return running(key, job, *args)
 
     monkeypatch.setattr(supervisor, "_Running", keep)
+    # What the finishing job is sent: where the parts lie in the spool, not their bytes.
+    sent: list[list[Any]] = []
+    result = PageSplitter.result
+
+    def spy(self: PageSplitter, job_result: Any) -> Any:
+        step = result(self, job_result)
+        sent.extend([list(job.parts) for _, job in step.jobs if job.parts])
+        return step
+
+    monkeypatch.setattr(PageSplitter, "result", spy)
     split_settings = Settings(ingest={"workers": 2, "pages_per_part": 4})
     split = DocSight(tmp_path / "split", settings=split_settings)
     events: list[IngestProgress] = []
@@ -150,6 +162,9 @@ def test_pages_spread_over_workers_store_the_same_rows(
     # (sent with the 4 parts, kept with none) and the short file's; and the long file's 4 ranges.
     assert kept.count((False, 0)) == 4 and kept.count((True, 0)) == 3
     assert all(parts == 0 for _, parts in kept)
+    [parts] = sent
+    assert len(parts) == 4 and all(isinstance(p, Spooled) for p in parts)
+    assert not any(Path(p.path).exists() for p in parts)  # deleted once the file ended
     long, short = report.files
     assert (long.status, short.status) == ("added", "added")
     # 14 pages in ranges of at most 4: 4 range jobs; the 3-page file is one job.

@@ -7,6 +7,7 @@ was written, and what is stored is what an in-process ingest and a one-go write 
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from docsight import DocSight, Settings
 from docsight.errors import EncoderError
+from docsight.ingest.spool import Spooled
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 from make_large_pdf import make_large_pdf
@@ -65,25 +67,38 @@ def test_a_workers_result_arrives_in_windows_and_is_stored_as_in_process(
     arrived: list[Any] = []
     store = pipeline.IngestPipeline._store
 
+    spools: list[Path] = []
+
     def record(self: Any, slot: Any, key: int, output: Any, *args: Any) -> None:
         windows = output.windows
+        spools.append(Path(windows.spool_path))
         arrived.append(
             (
                 len(output.parsed.document.elements),
                 [(w.start, w.stop, type(w.data)) for w in windows.element_windows],
                 [type(w) for w in windows.chunk_windows],
                 type(windows.graph),
+                spools[-1].is_file(),
             )
         )
         store(self, slot, key, output, *args)
 
     monkeypatch.setattr(pipeline.IngestPipeline, "_store", record)
-    workers = DocSight(tmp_path / "workers", settings=Settings(ingest={"workers": 1}))
-    report = workers.ingest([pdf])
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    tempfile.tempdir = None  # read TMPDIR again
+    try:
+        workers = DocSight(tmp_path / "workers", settings=Settings(ingest={"workers": 1}))
+        report = workers.ingest([pdf])
+    finally:
+        tempfile.tempdir = None
     assert [f.status for f in report.files] == ["added"]
-    # The head came without elements; pages 0-31 and 32-39 came pickled, as did the chunks and
-    # the graph's skeleton the worker built.
-    assert arrived == [(0, [(0, 32, bytes), (32, 40, bytes)], [bytes], bytes)]
+    # The head came without elements; pages 0-31 and 32-39 came pickled into the worker's
+    # spool file, as did the chunks and the graph's skeleton the worker built.
+    assert arrived == [(0, [(0, 32, Spooled), (32, 40, Spooled)], [Spooled], Spooled, True)]
+    # The file went once the document was stored, and the spool with the supervisor.
+    assert spools[0].parent.parent == tmp_path / "tmp"
+    assert not spools[0].exists() and not list((tmp_path / "tmp").glob("docsight-spool-*"))
     monkeypatch.undo()
     inline = _inline(tmp_path / "inline")
     inline.ingest([pdf])

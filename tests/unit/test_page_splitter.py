@@ -5,10 +5,13 @@ No processes: results are made by hand, in the orders workers may deliver them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from docsight.document.model import Document, ParsedDocument
-from docsight.ingest.split import PageSplitter, page_ranges
+from docsight.ingest.split import PageSplitter, Step, page_ranges
+from docsight.ingest.spool import Spooled, SpoolWriter, load_bytes
 from docsight.ingest.worker import JobResult, ParseJob, ParseOutput, ParseProgress, PartOutput
 
 JOB = ParseJob(path="/docs/long.pdf", sha256="ab" * 32, media_type="application/pdf")
@@ -163,3 +166,42 @@ def test_the_worker_asks_for_short_parts_of_a_scanned_pdf(tmp_path) -> None:  # 
     with pytest.raises(SplitRequested) as split:
         run_job(job, Settings(), None, None)
     assert (split.value.pages, split.value.per_part) == (6, 4)
+
+
+def _spooled(tmp_path: Path, text: str) -> Spooled:
+    with SpoolWriter(str(tmp_path), ".part") as writer:
+        return writer.put(text.encode())
+
+
+def test_spooled_parts_go_to_the_finishing_job_and_their_files_with_the_file(
+    tmp_path: Path,
+) -> None:
+    splitter = PageSplitter(4)
+    (k0, _), (k1, _), (k2, _) = _split(splitter)
+    parts = {k: _spooled(tmp_path, f"part {k}") for k in (k0, k1, k2)}
+    for k in (k0, k2):
+        assert splitter.result(JobResult(k, part=PartOutput(parts[k]))).jobs == []
+    [(finish_key, finish)] = splitter.result(JobResult(k1, part=PartOutput(parts[k1]))).jobs
+    # The finishing job is told where the parts lie; it reads them itself.
+    assert finish.parts == [parts[k0], parts[k1], parts[k2]]
+    assert [load_bytes(p) for p in finish.parts] == [b"part %d" % k for k in (k0, k1, k2)]
+    assert all(Path(p.path).is_file() for p in parts.values())
+    done = splitter.result(JobResult(finish_key, output=_output()))
+    assert done.result is not None and done.result.output is not None
+    assert not any(Path(p.path).exists() for p in parts.values())
+
+
+def test_a_failed_file_deletes_its_spooled_parts_even_those_that_come_later(
+    tmp_path: Path,
+) -> None:
+    splitter = PageSplitter(4)
+    (k0, _), (k1, _), (k2, _) = _split(splitter)
+    first, late = _spooled(tmp_path, "first"), _spooled(tmp_path, "late")
+    assert splitter.result(JobResult(k0, part=PartOutput(first))).jobs == []
+    failed = splitter.result(JobResult(k1, error_code="timeout", reason="too slow"))
+    assert failed.result is not None and failed.result.error_code == "timeout"
+    assert failed.drop == {k2}
+    assert not Path(first.path).exists()
+    # A range that was running when the file failed still returns its part: it goes too.
+    assert splitter.result(JobResult(k2, part=PartOutput(late))) == Step()
+    assert not Path(late.path).exists()

@@ -435,9 +435,24 @@ class IngestPipeline:
     def _parsed_and_stored(
         self, slot: _Slot, runner: _Runner, key: int, emit: Callable[[str], None]
     ) -> None:
-        outcome = slot.outcome
         emit("parse")
         result = runner.result(key)
+        windows = result.output.windows if result.output is not None else None
+        try:
+            self._store_result(slot, result, runner, key, emit)
+        finally:
+            if windows is not None:
+                windows.discard()  # its spool file: stored or failed, it is not read again
+
+    def _store_result(
+        self,
+        slot: _Slot,
+        result: JobResult,
+        runner: _Runner,
+        key: int,
+        emit: Callable[[str], None],
+    ) -> None:
+        outcome = slot.outcome
         outcome.seconds = round(outcome.seconds + result.seconds, 3)
         outcome.peak_memory_mb = result.peak_rss_mb
         if result.output is None:

@@ -451,8 +451,9 @@ def _parse_here(
         runner = _WORKER.get("supervisor")
         if runner is None:
             # One worker: the task holds one CPU. It outlives the task, so the models it
-            # loaded serve the next file this Ray worker gets; it dies with this process.
-            runner = _WORKER["supervisor"] = Supervisor(setup, workers=1)
+            # loaded serve the next file this Ray worker gets; it dies with this process. No
+            # spool: the result goes back to the driver, maybe on another machine.
+            runner = _WORKER["supervisor"] = Supervisor(setup, workers=1, spool=False)
     if listener is not None:
         runner.listen(listener)
     runner.submit(0, job)

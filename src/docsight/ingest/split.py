@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from docsight.errors import IngestError
+from docsight.ingest.spool import Spooled, remove_file
 from docsight.ingest.worker import (
     JobEvents,
     JobResult,
@@ -156,6 +157,8 @@ class _File:
     out: set[int] = field(default_factory=set)
     peak_mb: float | None = None
     failed: bool = False
+    #: The spool files of its parts, deleted when the file ends.
+    spooled: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -218,17 +221,24 @@ class PageSplitter:
         if result.peak_rss_mb is not None:
             file.peak_mb = max(file.peak_mb or 0.0, result.peak_rss_mb)
         if file.failed:
+            if result.part is not None and isinstance(result.part.data, Spooled):
+                remove_file(result.part.data.path)
             return Step()  # the file has its result already
         if index == _FINISH or result.part is None:
             # The finished parse, or the first failure of any of the file's jobs.
             file.failed = index != _FINISH
             drop = set(file.out) if file.failed else set()
+            for path in file.spooled:  # read by the finishing job, or never to be
+                remove_file(path)
             return Step(drop=drop, result=self._file_result(file, result))
         file.parts[index] = result.part
+        if isinstance(result.part.data, Spooled):
+            file.spooled.append(result.part.data.path)
         if any(part is None for part in file.parts):
             return Step()
         key = self._new_key(file, _FINISH)
         # A list: the finishing job's parse empties it as it reads the parts (merge_parts).
+        # Spooled parts are only where they lie: the finishing job reads them from the file.
         parts = [part.data for part in file.parts if part is not None]
         job = dataclasses.replace(file.job, pages_per_part=0, parts=parts)
         for part in file.parts:

@@ -48,6 +48,7 @@ from docsight.errors import (
 )
 from docsight.ingest.limits import address_space_mb
 from docsight.ingest.split import PageSplitter
+from docsight.ingest.spool import Spool
 from docsight.ingest.worker import (
     JobResult,
     ParseJob,
@@ -168,9 +169,15 @@ class Supervisor:
 
     ``submit`` queues a job; ``result`` blocks until that job's result is in (results of other
     jobs are kept until asked for). Always ``close`` it (or use it as a context manager).
+
+    The workers write what they return into the supervisor's spool (:mod:`.spool`): a result's
+    windows can be read until they are discarded (``ParseWindows.discard``) or the supervisor
+    closes, which deletes the spool.
     """
 
-    def __init__(self, setup: WorkerSetup, workers: int | None = None) -> None:
+    def __init__(
+        self, setup: WorkerSetup, workers: int | None = None, *, spool: bool = True
+    ) -> None:
         self.setup = dataclasses.replace(
             setup,
             parsers=registered_parsers(),
@@ -197,6 +204,9 @@ class Supervisor:
         #: Workers started and workers lost to a crash or a limit, for reports and tests.
         self.started = 0
         self.replaced = 0
+        #: Where the workers write what they return (``None``: it travels in the messages, as
+        #: a Ray task's result must, to reach another machine).
+        self.spool: Spool | None = Spool() if spool else None
 
     # --- caller side ---------------------------------------------------------------------------
 
@@ -207,6 +217,7 @@ class Supervisor:
 
     def submit(self, key: int, job: ParseJob) -> None:
         """Queue ``job`` under ``key`` (0 or more; the supervisor's own jobs have keys below)."""
+        job = dataclasses.replace(job, spool=self._spool_path())
         with self._lock:
             if self._splitter is not None:
                 job = self._splitter.prepare(key, job)
@@ -253,12 +264,25 @@ class Supervisor:
             self._done[item.key] = item
 
     def close(self) -> None:
+        """Stop the workers and delete the spool with whatever results were not used."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
         for worker in list(self._workers):
             self._shutdown(worker)
         self._workers.clear()
+        if self.spool is not None:
+            self.spool.close()
+
+    def _spool_path(self) -> str | None:
+        if self.spool is None:
+            return None
+        try:
+            return self.spool.path
+        except OSError as exc:  # no writable temporary directory: results travel whole
+            log.warning("results will not be spooled: %s", exc)
+            self.spool = None
+            return None
 
     def __enter__(self) -> Supervisor:
         return self

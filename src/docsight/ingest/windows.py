@@ -13,6 +13,12 @@ Pickled parts matter beyond their size: objects unpickled together are laid out 
 memory, and freeing some of them (the elements, once written) leaves holes that the embedding's
 native buffers cannot use. A window's objects are made and freed by themselves.
 
+A worker under a supervisor writes the pickled parts to a spool file
+(:meth:`ParseWindows.spool`, :mod:`docsight.ingest.spool`) as it cuts them, and sends where
+they lie: neither process then holds them all as bytes, and the receiver reads one window at a
+time from the file. Without a spool (a Ray task's result travels to another machine), they
+travel in the message.
+
 Parsed in the ingesting process itself (``ingest.isolation = "none"``), the output is cut by
 :meth:`ParseWindows.cut` without pickling: the same code path, holding what the parse made
 anyway.
@@ -28,6 +34,7 @@ from typing import Any
 from docsight.document.chunk import Chunk
 from docsight.document.model import Element, ParsedDocument
 from docsight.graph.model import ContentGraph
+from docsight.ingest.spool import Spooled, SpoolWriter, load_bytes, remove_file
 
 #: Pages per element window: a report's 32 pages are a few hundred elements.
 PAGES_PER_WINDOW = 32
@@ -37,11 +44,11 @@ CHUNKS_PER_WINDOW = 512
 
 @dataclass
 class ElementWindow:
-    """The elements of pages ``[start, stop)``, pickled or as objects."""
+    """The elements of pages ``[start, stop)``, pickled (in memory or spooled) or as objects."""
 
     start: int
     stop: int
-    data: bytes | list[Element] = field(repr=False)
+    data: bytes | Spooled | list[Element] = field(repr=False)
 
 
 @dataclass
@@ -51,12 +58,14 @@ class ParseWindows:
     #: The document with ``elements == []``, its assets and warnings.
     head: ParsedDocument
     element_windows: list[ElementWindow]
-    chunk_windows: list[bytes | list[Chunk]]
-    graph: bytes | ContentGraph | None
+    chunk_windows: list[bytes | Spooled | list[Chunk]]
+    graph: bytes | Spooled | ContentGraph | None
     n_elements: int
     n_chunks: int
     #: Elements whose text is hidden on the page (counted before they were cut).
     hidden_elements: int
+    #: The spool file the pickled parts lie in (:meth:`spool`), removed by :meth:`discard`.
+    spool_path: str | None = None
 
     @classmethod
     def cut(
@@ -66,14 +75,19 @@ class ParseWindows:
         graph: ContentGraph | None,
         *,
         packed: bool = False,
+        writer: SpoolWriter | None = None,
         pages_per_window: int = PAGES_PER_WINDOW,
         chunks_per_window: int = CHUNKS_PER_WINDOW,
     ) -> ParseWindows:
-        """Cut ``parsed``, ``chunks`` and ``graph``; ``packed`` pickles each part."""
+        """Cut ``parsed``, ``chunks`` and ``graph``; ``packed`` pickles each part, and with a
+        ``writer`` each pickled part goes to its file as soon as it is made."""
         doc = parsed.document
 
         def wrap(value: Any) -> Any:
-            return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if packed else value
+            if not packed and writer is None:
+                return value
+            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            return writer.put(data) if writer is not None else data
 
         per = max(1, pages_per_window)
         last = max(0, doc.page_count - 1)
@@ -101,6 +115,7 @@ class ParseWindows:
             n_elements=len(doc.elements),
             n_chunks=len(chunks),
             hidden_elements=sum(1 for e in doc.elements if e.hidden),
+            spool_path=writer.path if writer is not None else None,
         )
 
     @classmethod
@@ -109,6 +124,24 @@ class ParseWindows:
     ) -> ParseWindows:
         """:meth:`cut`, each part pickled: what a worker sends."""
         return cls.cut(parsed, chunks, graph, packed=True)
+
+    @classmethod
+    def spool(
+        cls,
+        parsed: ParsedDocument,
+        chunks: Sequence[Chunk],
+        graph: ContentGraph | None,
+        directory: str,
+    ) -> ParseWindows:
+        """:meth:`cut`, each part pickled into a new file of ``directory``: what a worker
+        under a supervisor sends. A failure leaves no file."""
+        with SpoolWriter(directory, ".windows") as writer:
+            return cls.cut(parsed, chunks, graph, writer=writer)
+
+    def discard(self) -> None:
+        """Delete the spool file, if any: the windows are used up or will not be."""
+        remove_file(self.spool_path)
+        self.spool_path = None
 
     def elements(self) -> Iterator[tuple[int, int, list[Element]]]:
         """Each window's page range and elements, in page order, once: a window is let go as
@@ -147,4 +180,6 @@ class ParseWindows:
 
 
 def _load(data: Any) -> Any:
-    return pickle.loads(data) if isinstance(data, bytes) else data
+    if isinstance(data, bytes | Spooled):
+        return pickle.loads(load_bytes(data))  # our own workers' output
+    return data

@@ -43,6 +43,7 @@ from docsight.ingest.limits import (
     own_peak_rss_mb,
     reset_peak_rss,
 )
+from docsight.ingest.spool import Spooled, load_bytes, spool_bytes
 from docsight.settings import IngestSettings, Settings
 
 if TYPE_CHECKING:
@@ -96,14 +97,19 @@ class ParseJob:
     #: finishes from them instead of reading the pages again. A list is emptied as the parse
     #: reads it (in the worker, the job's own copy), so the parts are not held beside the
     #: document they became.
-    parts: Sequence[bytes] = ()
+    parts: Sequence[bytes | Spooled] = ()
+    #: A directory of the caller's (:class:`~docsight.ingest.spool.Spool`) for what the job
+    #: returns: its windows or its part go there, and the message says where. ``None``: they
+    #: travel in the message.
+    spool: str | None = None
 
 
 @dataclass
 class PartOutput:
-    """The per-page pass over a page range: the parser's opaque bytes, and what it cost."""
+    """The per-page pass over a page range: the parser's opaque bytes (or where they were
+    spooled), and what it cost."""
 
-    data: bytes = field(repr=False)
+    data: bytes | Spooled = field(repr=False)
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -275,7 +281,7 @@ def run_job(
         if job.parts:
             if not isinstance(parser, PagedParser):
                 raise IngestError(path, f"the {parser.name} parser cannot parse a file in parts")
-            parsed = parser.parse_parts(source, settings.parse, context, job.parts)
+            parsed = parser.parse_parts(source, settings.parse, context, _parts_once(job.parts))
         else:
             parsed = parser.parse(source, settings.parse, context)
         del data, source  # the parser's copy of the bytes is not needed any more
@@ -317,6 +323,17 @@ def run_job(
     )
     timings.update(content_counts(parsed, chunks, pictures_read))
     return ParseOutput(parsed, chunks, timings, graph=graph)
+
+
+def _parts_once(parts: Sequence[bytes | Spooled]) -> Iterator[bytes]:
+    """Each part's bytes in turn, read from the spool if it is there; a list is emptied as it
+    is read, so a part is let go once the parser has taken it in."""
+    for k in range(len(parts)):
+        part = parts[k]
+        if isinstance(parts, list):
+            parts[k] = b""
+        yield load_bytes(part)
+        del part
 
 
 def verified_bytes(job: ParseJob) -> bytes:
@@ -705,11 +722,13 @@ def _serve(
         channel.send_result(failure, [])
         return
     if isinstance(output, PartOutput):
+        if job.spool is not None:
+            output.data = spool_bytes(output.data, job.spool, ".part")
         channel.send_result(JobResult(key, part=output, seconds=seconds, peak_rss_mb=peak), [])
         return
     assert output is not None
     try:
-        _send_output(channel, key, output, seconds, peak)
+        _send_output(channel, key, output, seconds, peak, job.spool)
     except (EOFError, OSError):
         raise
     except Exception as exc:  # an unpicklable value somewhere in the parse: report it
@@ -725,13 +744,19 @@ def _serve(
 
 
 def _send_output(
-    channel: _Channel, key: int, output: ParseOutput, seconds: float, peak: float | None
+    channel: _Channel,
+    key: int,
+    output: ParseOutput,
+    seconds: float,
+    peak: float | None,
+    spool: str | None = None,
 ) -> None:
     """The result without asset bytes, then each asset's bytes as a message of its own.
 
     Page renders make up most of a parse result; sending them one by one avoids pickling one
     copy of everything while the worker still holds the original. The document, chunks and
-    graph go cut into windows (``ingest.windows``), so the parent unpacks one at a time.
+    graph go cut into windows (``ingest.windows``), so the parent unpacks one at a time;
+    with a ``spool`` directory they are written there and the message says where.
     """
     parsed = output.parsed
     assets = parsed.assets
@@ -742,7 +767,14 @@ def _send_output(
     )
     from docsight.ingest.windows import ParseWindows
 
-    windows = ParseWindows.pack(light, output.chunks, output.graph)
+    windows = None
+    if spool is not None:
+        try:
+            windows = ParseWindows.spool(light, output.chunks, output.graph, spool)
+        except OSError as exc:  # a full or vanished temporary directory: send them instead
+            log.warning("could not spool the result to %s (%s); sending it whole", spool, exc)
+    if windows is None:
+        windows = ParseWindows.pack(light, output.chunks, output.graph)
     result = JobResult(
         key,
         output=ParseOutput(windows.head, [], output.timings, windows=windows),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -95,6 +95,7 @@ class PagedParser(Parser, Protocol):
     covering the file, in order, returns exactly what ``parse`` returns (same elements, ids,
     assets and warnings). ``extract_part`` does the per-page work (the expensive part) and may
     run in another process than ``parse_parts``; its bytes are the parser's own format.
+    ``parse_parts`` reads its parts once, in order (they may be loaded as they are asked for).
     """
 
     def extract_part(
@@ -111,5 +112,5 @@ class PagedParser(Parser, Protocol):
         source: SourceFile,
         settings: ParseSettings,
         context: ParseContext | None,
-        parts: Sequence[bytes],
+        parts: Iterable[bytes],
     ) -> ParsedDocument: ...

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from docsight.document.builder import DocumentBuilder
@@ -111,10 +111,10 @@ class PdfParser:
         source: SourceFile,
         settings: ParseSettings,
         context: ParseContext | None,
-        parts: Sequence[bytes],
+        parts: Iterable[bytes],
     ) -> ParsedDocument:
         """The document :meth:`parse` gives, from the parts :meth:`extract_part` made of all
-        its pages, in page order: passes 2 and 3 over the whole document."""
+        its pages, in page order, read once: passes 2 and 3 over the whole document."""
         from docsight.parsers.pdf.parts import merge_parts
 
         with self._opened(source, settings) as doc:

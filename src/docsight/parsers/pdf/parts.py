@@ -19,7 +19,7 @@ added), the warnings, and the pages OCR could not read for want of the ``ocr`` e
 from __future__ import annotations
 
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,20 +89,20 @@ def extract_part(
     return pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def merge_parts(parts: Sequence[bytes], n_pages: int, builder: DocumentBuilder) -> PageStore:
+def merge_parts(parts: Iterable[bytes], n_pages: int, builder: DocumentBuilder) -> PageStore:
     """The pages of every part in order, with what pass 1 wrote into ``builder`` written again
     in the order the sequential parse writes it. The parts must cover the document.
 
-    ``parts`` given as a list is consumed: each part's bytes are replaced by ``b""`` once they
-    are unpickled. Its pages are copied out of them, so the caller's parts would otherwise stay
-    resident beside the document until its job ended (15 MiB for a 1,000-page report)."""
+    ``parts`` is read once, one part at a time (an iterator may load each as it is asked for);
+    a list is consumed: each part's bytes are replaced by ``b""`` once they are unpickled. Its
+    pages are copied out of them, so the caller's parts would otherwise stay resident beside
+    the document until its job ended (15 MiB for a 1,000-page report)."""
     pages = PageStore(packed=True)
     unread: list[int] = []
     why: str | None = None
-    for k in range(len(parts)):
-        part: Part = pickle.loads(parts[k])  # our own workers' output
-        if isinstance(parts, list):
-            parts[k] = b""
+    for k, blob in enumerate(_consumed(parts)):
+        part: Part = pickle.loads(blob)  # our own workers' output
+        del blob
         if part.start != len(pages) or len(part.pages) != part.stop - part.start:
             raise ValueError(f"part {k} starts at page {part.start}, not {len(pages)}")
         if k == 0:
@@ -121,3 +121,12 @@ def merge_parts(parts: Sequence[bytes], n_pages: int, builder: DocumentBuilder) 
     if why is not None:
         warn_unread(builder, unread, why)
     return pages
+
+
+def _consumed(parts: Iterable[bytes]) -> Iterator[bytes]:
+    if not isinstance(parts, list):
+        yield from parts
+        return
+    for k in range(len(parts)):
+        blob, parts[k] = parts[k], b""
+        yield blob

@@ -1,0 +1,162 @@
+"""Results of the workers on disk, so that the ingesting process does not hold them in memory.
+
+A worker's output waits in the parent: a long PDF's page ranges until the last range is in, a
+parsed document until its turn to be embedded and stored. Kept as bytes, that is about 15 MiB
+for each 1,000 pages of a report, twice over while a message is unpickled, and it grows with the
+file. So the supervisor gives each job a private directory (:class:`Spool`), the worker writes
+what it returns there, one pickled value after another (:class:`SpoolWriter`), and the message
+carries only where each value lies (:class:`Spooled`). The reader loads one value at a time.
+
+The files are the supervisor's: it deletes a file once its file's turn is over and the whole
+directory when it closes. A parent killed before that leaves its directory behind; the next
+supervisor on the machine removes directories whose process is gone. Values are read back only
+from the directory this process made (mode 0700), by the process that made it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+log = logging.getLogger(__name__)
+
+#: Spool directories are named ``<prefix><pid>-<random>`` in the system's temporary directory.
+_PREFIX = "docsight-spool-"
+
+
+@dataclass(frozen=True)
+class Spooled:
+    """Where one value lies: ``length`` bytes at ``offset`` of the file ``path``."""
+
+    path: str
+    offset: int
+    length: int
+
+    def read(self) -> bytes:
+        """The value's bytes. Raises ``OSError`` when the file is gone or short."""
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read(self.length)
+        if len(data) != self.length:
+            raise OSError(f"{self.path}: {len(data)} bytes at {self.offset}, not {self.length}")
+        return data
+
+
+def load_bytes(value: bytes | Spooled) -> bytes:
+    """The bytes of ``value``, read from its file when it is spooled."""
+    return value.read() if isinstance(value, Spooled) else value
+
+
+class SpoolWriter:
+    """One file of a spool directory, written value after value (by a worker)."""
+
+    def __init__(self, directory: str, suffix: str) -> None:
+        fd, self.path = tempfile.mkstemp(dir=directory, suffix=suffix)
+        self._file: BinaryIO | None = os.fdopen(fd, "wb")
+        self._offset = 0
+
+    def put(self, data: bytes) -> Spooled:
+        """Append ``data``; where it lies."""
+        assert self._file is not None, "the spool file is closed"
+        self._file.write(data)
+        spooled = Spooled(self.path, self._offset, len(data))
+        self._offset += len(data)
+        return spooled
+
+    def close(self) -> None:
+        """Flush and close; the values can be read from here on."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def discard(self) -> None:
+        """Close and delete the file (a write failed: nothing of it will be read)."""
+        with contextlib.suppress(OSError):
+            self.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+    def __enter__(self) -> SpoolWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.discard()
+
+
+def spool_bytes(data: bytes | Spooled, directory: str, suffix: str) -> bytes | Spooled:
+    """``data`` written to a new file of ``directory``; ``data`` itself when that fails (a
+    full or vanished temporary directory: the value then travels in the message)."""
+    if isinstance(data, Spooled):
+        return data
+    try:
+        with SpoolWriter(directory, suffix) as writer:
+            return writer.put(data)
+    except OSError as exc:
+        log.warning("could not spool %d bytes to %s (%s); sending them", len(data), directory, exc)
+        return data
+
+
+def remove_file(path: str | None) -> None:
+    """Delete one spool file, if it is still there."""
+    if path:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+class Spool:
+    """The private directory a supervisor's workers write their results into.
+
+    Made on first use in the system's temporary directory (``TMPDIR``); :meth:`close` removes
+    it with whatever is left in it."""
+
+    def __init__(self, root: str | None = None) -> None:
+        self._root = root
+        self._path: str | None = None
+
+    @property
+    def path(self) -> str:
+        if self._path is None:
+            root = self._root or tempfile.gettempdir()
+            _sweep(root)
+            self._path = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=root)
+        return self._path
+
+    def close(self) -> None:
+        if self._path is not None:
+            shutil.rmtree(self._path, ignore_errors=True)
+            self._path = None
+
+
+def _sweep(root: str) -> None:
+    """Remove the spool directories of processes that are gone (killed before they closed)."""
+    try:
+        entries = list(Path(root).glob(f"{_PREFIX}*"))
+    except OSError:
+        return
+    for entry in entries:
+        pid_text = entry.name[len(_PREFIX) :].split("-", 1)[0]
+        if not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_dir() and entry.stat().st_uid == os.getuid():
+                log.debug("removing the spool of a process that is gone: %s", entry)
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True

@@ -1,0 +1,148 @@
+"""Workers' results on disk (``ingest.spool``): written value by value, read back one at a
+time, and deleted when they are used up or their process is gone."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docsight.document.chunk import Chunk
+from docsight.document.model import Document, Element, ElementKind, Page, ParsedDocument
+from docsight.ingest.spool import Spool, Spooled, SpoolWriter, load_bytes, spool_bytes
+from docsight.ingest.windows import ParseWindows
+
+
+def test_values_are_read_back_where_the_writer_put_them(tmp_path: Path) -> None:
+    with SpoolWriter(str(tmp_path), ".windows") as writer:
+        first = writer.put(b"first value")
+        empty = writer.put(b"")
+        second = writer.put(b"x" * 100_000)
+    assert (first.offset, first.length, empty.length, second.offset) == (0, 11, 0, 11)
+    assert load_bytes(second) == b"x" * 100_000 and load_bytes(first) == b"first value"
+    assert load_bytes(empty) == b"" and load_bytes(b"as is") == b"as is"
+    assert Path(first.path).parent == tmp_path and first.path.endswith(".windows")
+    # A value whose file was cut short is an error, never a short value.
+    os.truncate(first.path, 50)
+    with pytest.raises(OSError, match="39 bytes at 11, not 100000"):
+        second.read()
+
+
+def test_a_failed_write_leaves_no_file(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError), SpoolWriter(str(tmp_path), ".windows") as writer:
+        writer.put(b"half of it")
+        raise RuntimeError("the pickling failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bytes_that_cannot_be_spooled_travel_as_they_are(tmp_path: Path) -> None:
+    spooled = spool_bytes(b"a part", str(tmp_path), ".part")
+    assert isinstance(spooled, Spooled) and load_bytes(spooled) == b"a part"
+    assert spool_bytes(spooled, str(tmp_path), ".part") is spooled
+    # The directory is gone (a cleaner emptied the temporary directory): sent, not lost.
+    assert spool_bytes(b"a part", str(tmp_path / "gone"), ".part") == b"a part"
+
+
+def test_a_spool_is_private_made_on_use_and_removed_on_close(tmp_path: Path) -> None:
+    spool = Spool(str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
+    path = Path(spool.path)
+    assert path.parent == tmp_path and path.name.startswith(f"docsight-spool-{os.getpid()}-")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o700
+    assert spool.path == str(path)  # one directory for the supervisor's life
+    spool_bytes(b"left over", str(path), ".windows")
+    spool.close()
+    assert not path.exists()
+    spool.close()  # twice is harmless
+
+
+def test_the_spools_of_processes_that_are_gone_are_swept(tmp_path: Path) -> None:
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    dead = tmp_path / f"docsight-spool-{int(gone.stdout)}-abc"
+    alive = tmp_path / f"docsight-spool-{os.getppid()}-def"
+    other = tmp_path / "docsight-spool-notapid"
+    for folder in (dead, alive, other):
+        folder.mkdir()
+        (folder / "x.windows").write_bytes(b"old")
+    spool = Spool(str(tmp_path))
+    made = Path(spool.path)
+    assert not dead.exists() and alive.is_dir() and other.is_dir() and made.is_dir()
+    spool.close()
+
+
+def _parsed(pages: int) -> tuple[ParsedDocument, list[Chunk]]:
+    elements = [
+        Element(
+            id=f"e{p:03d}",
+            kind=ElementKind.PARAGRAPH,
+            text=f"text of page {p}",
+            page=p,
+            order=p,
+        )
+        for p in range(pages)
+    ]
+    document = Document(
+        id="d" * 64,
+        name="a.pdf",
+        source="/a.pdf",
+        media_type="application/pdf",
+        sha256="ab" * 32,
+        parser="pdf/10",
+        pages=[Page(index=p, width=10, height=10) for p in range(pages)],
+        elements=elements,
+    )
+    chunks = [
+        Chunk(
+            id=f"c{p:03d}",
+            doc_id="d" * 64,
+            doc_name="a.pdf",
+            text=e.text,
+            body=e.text,
+            element_ids=[e.id],
+            pages=[p],
+            page=p,
+            order=p,
+        )
+        for p, e in enumerate(elements)
+    ]
+    return ParsedDocument(document), chunks
+
+
+def test_windows_spooled_give_back_what_was_cut_and_their_file_goes(tmp_path: Path) -> None:
+    parsed, chunks = _parsed(70)
+    windows = ParseWindows.spool(parsed, chunks, None, str(tmp_path))
+    assert windows.spool_path is not None and Path(windows.spool_path).is_file()
+    data: list[Any] = [w.data for w in windows.element_windows] + windows.chunk_windows
+    assert all(isinstance(d, Spooled) and d.path == windows.spool_path for d in data)
+    assert windows.head.document.elements == [] and windows.n_elements == 70
+    # Read twice for the texts (a look-ahead), then once as the document.
+    assert windows.chunk_texts() == [c.text for c in chunks] == windows.chunk_texts()
+    whole, again = windows.whole()
+    assert whole.document.elements == parsed.document.elements and again == chunks
+    windows.discard()
+    assert list(tmp_path.iterdir()) == [] and windows.spool_path is None
+    windows.discard()
+
+
+def test_windows_that_cannot_be_pickled_leave_no_file(tmp_path: Path) -> None:
+    parsed, chunks = _parsed(3)
+
+    class Unpicklable(Chunk):
+        def __reduce__(self) -> Any:
+            raise pickle.PicklingError("no")
+
+    bad = [Unpicklable(**chunks[0].model_dump())]
+    with pytest.raises(pickle.PicklingError):
+        ParseWindows.spool(parsed, bad, None, str(tmp_path))
+    assert list(tmp_path.iterdir()) == []

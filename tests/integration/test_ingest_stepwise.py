@@ -6,6 +6,7 @@ was written, and what is stored is what an in-process ingest and a one-go write 
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import tempfile
 from pathlib import Path
@@ -71,14 +72,14 @@ def test_a_workers_result_arrives_in_windows_and_is_stored_as_in_process(
 
     def record(self: Any, slot: Any, key: int, output: Any, *args: Any) -> None:
         windows = output.windows
-        spools.append(Path(windows.spool_path))
+        spools.extend(Path(p) for p in windows.spool_paths)
         arrived.append(
             (
                 len(output.parsed.document.elements),
                 [(w.start, w.stop, type(w.data)) for w in windows.element_windows],
                 [type(w) for w in windows.chunk_windows],
                 type(windows.graph),
-                spools[-1].is_file(),
+                [p.is_file() for p in spools],
             )
         )
         store(self, slot, key, output, *args)
@@ -93,12 +94,14 @@ def test_a_workers_result_arrives_in_windows_and_is_stored_as_in_process(
     finally:
         tempfile.tempdir = None
     assert [f.status for f in report.files] == ["added"]
-    # The head came without elements; pages 0-31 and 32-39 came pickled into the worker's
-    # spool file, as did the chunks and the graph's skeleton the worker built.
-    assert arrived == [(0, [(0, 32, Spooled), (32, 40, Spooled)], [Spooled], Spooled, True)]
-    # The file went once the document was stored, and the spool with the supervisor.
-    assert spools[0].parent.parent == tmp_path / "tmp"
-    assert not spools[0].exists() and not list((tmp_path / "tmp").glob("docsight-spool-*"))
+    # The head came without elements; pages 0-31 and 32-39 came pickled into a spool file
+    # (written before the graph was built), and the chunks and the graph's skeleton into
+    # a second one.
+    spooled = [(0, [(0, 32, Spooled), (32, 40, Spooled)], [Spooled], Spooled, [True, True])]
+    assert arrived == spooled
+    # The files went once the document was stored, and the spool with the supervisor.
+    assert all(p.parent.parent == tmp_path / "tmp" and not p.exists() for p in spools)
+    assert not list((tmp_path / "tmp").glob("docsight-spool-*"))
     monkeypatch.undo()
     inline = _inline(tmp_path / "inline")
     inline.ingest([pdf])
@@ -172,3 +175,58 @@ def test_a_window_that_cannot_be_read_leaves_no_rows(corpus: Path, tmp_path: Pat
     for table in ("pages", "elements"):
         assert target.store._table(table).count_rows() == 0, table  # type: ignore[attr-defined]
     assert target.check().ok
+
+
+def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run_job`` with a spool writes the elements there before it builds the graph, which it
+    builds from their facts; a failure after that leaves no file behind."""
+    import docsight.graph.build as build
+    from docsight.document.ids import bytes_sha256
+    from docsight.ingest.worker import ParseJob, WorkerSetup, WorkerState, run_job
+
+    pdf = make_large_pdf(tmp_path / "report.pdf", pages=12)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    state = WorkerState(WorkerSetup(Settings()))
+    job = ParseJob(str(pdf), bytes_sha256(pdf.read_bytes()), "application/pdf")
+    inline = run_job(job, state.settings, state.context, state.chunker)
+    assert inline.windows is None and inline.graph is not None
+
+    seen: list[tuple[int, bool]] = []
+    skeleton = build.build_skeleton
+
+    def spy(document: Any, chunks: Any, **kwargs: Any) -> Any:
+        seen.append((len(document.elements), kwargs.get("facts") is not None))
+        return skeleton(document, chunks, **kwargs)
+
+    monkeypatch.setattr(build, "build_skeleton", spy)
+    spooled = run_job(
+        dataclasses.replace(job, spool=str(spool)),
+        state.settings,
+        state.context,
+        state.chunker,
+    )
+    windows = spooled.windows
+    assert windows is not None and seen == [(0, True)]
+    assert len(windows.spool_paths) == 2 and all(Path(p).is_file() for p in windows.spool_paths)
+    assert windows.skeleton() == inline.graph
+    parsed, chunks = windows.whole()
+    assert parsed.document == inline.parsed.document and chunks == inline.chunks
+    assert spooled.timings["count.tables"] == inline.timings["count.tables"] > 0
+    windows.discard()
+    assert list(spool.iterdir()) == []
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the graph could not be built")
+
+    monkeypatch.setattr(build, "build_skeleton", fail)
+    with pytest.raises(RuntimeError):
+        run_job(
+            dataclasses.replace(job, spool=str(spool)),
+            state.settings,
+            state.context,
+            state.chunker,
+        )
+    assert list(spool.iterdir()) == []

@@ -17,6 +17,7 @@ from docsight.document.model import (
     Edge,
     Element,
     ElementKind,
+    Hidden,
     Page,
     Section,
 )
@@ -464,3 +465,30 @@ def test_a_skeleton_over_other_chunks_is_refused(document: tuple[Document, list[
         finish_graph(
             skeleton, [c.id for c in chunks[:-1]], _vectors(len(chunks) - 1), GraphSettings()
         )
+
+
+def test_the_skeleton_from_element_facts_is_the_skeleton_from_the_elements(
+    document: tuple[Document, list[Chunk]],
+) -> None:
+    """The worker lets a long document's elements go before it builds the graph, which then
+    reads their facts: the graph must be the same."""
+    from docsight.graph.build import build_skeleton, element_facts
+
+    doc, chunks = document
+    elements = list(doc.elements)
+    # A chart, a page header and a hidden caption: what the facts must tell apart.
+    elements[7] = elements[7].model_copy(update={"attrs": {"picture_class": "chart"}})
+    elements.append(_element(8, ElementKind.HEADER, "K-40 manual", 1, None))
+    hidden = _element(9, ElementKind.CAPTION, "Figure 9: not shown", 1, "s1")
+    elements.append(hidden.model_copy(update={"hidden": [Hidden.NO_CONTRAST]}))
+    doc = doc.model_copy(update={"elements": elements})
+    facts = element_facts(doc.elements)
+    assert [f.id for f in facts] == [e.id for e in elements]
+    assert [f.indexable for f in facts][-2:] == [False, False] and facts[7].chart
+    assert facts[1].text == "" and facts[5].text == "Table 2: Rated pressure by model"
+
+    whole = build_skeleton(doc, chunks, window=2)
+    head = doc.model_copy(update={"elements": []})
+    assert build_skeleton(head, chunks, window=2, facts=facts) == whole
+    assert whole.artifacts["chart"] and whole.references["table 2"]
+    assert "figure 9" not in whole.references  # hidden text is no caption

@@ -122,16 +122,17 @@ def _parsed(pages: int) -> tuple[ParsedDocument, list[Chunk]]:
 def test_windows_spooled_give_back_what_was_cut_and_their_file_goes(tmp_path: Path) -> None:
     parsed, chunks = _parsed(70)
     windows = ParseWindows.spool(parsed, chunks, None, str(tmp_path))
-    assert windows.spool_path is not None and Path(windows.spool_path).is_file()
+    [path] = windows.spool_paths
+    assert Path(path).is_file()
     data: list[Any] = [w.data for w in windows.element_windows] + windows.chunk_windows
-    assert all(isinstance(d, Spooled) and d.path == windows.spool_path for d in data)
+    assert all(isinstance(d, Spooled) and d.path == path for d in data)
     assert windows.head.document.elements == [] and windows.n_elements == 70
     # Read twice for the texts (a look-ahead), then once as the document.
     assert windows.chunk_texts() == [c.text for c in chunks] == windows.chunk_texts()
     whole, again = windows.whole()
     assert whole.document.elements == parsed.document.elements and again == chunks
     windows.discard()
-    assert list(tmp_path.iterdir()) == [] and windows.spool_path is None
+    assert list(tmp_path.iterdir()) == [] and windows.spool_paths == []
     windows.discard()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,12 +72,58 @@ def rows_in_order(vectors: np.ndarray, rows: list[int]) -> np.ndarray:
     return vectors[rows]
 
 
-def build_skeleton(document: Document, chunks: Sequence[Chunk], *, window: int = 2) -> ContentGraph:
+@dataclass(frozen=True, slots=True)
+class ElementFact:
+    """What the graph reads of one element. A long document's elements are tens of MiB as
+    objects; their facts are a twentieth of that, so the worker that builds the graph can let
+    the elements go first (:func:`build_skeleton`'s ``facts``)."""
+
+    id: str
+    kind: ElementKind
+    page: int
+    section_id: str | None
+    #: Not furniture and not hidden (``Document.indexable_elements``).
+    indexable: bool
+    #: The text of a title, heading or caption (page titles, caption numbers); "" otherwise.
+    text: str
+    #: A picture that shows a chart (the ``chart`` artifacts of the reference index).
+    chart: bool
+
+
+_NAMED_KINDS = frozenset({ElementKind.TITLE, ElementKind.HEADING, ElementKind.CAPTION})
+
+
+def element_facts(elements: Iterable[Element]) -> list[ElementFact]:
+    """The facts of ``elements``, in their order."""
+    return [
+        ElementFact(
+            id=e.id,
+            kind=e.kind,
+            page=e.page,
+            section_id=e.section_id,
+            indexable=not e.is_furniture and not e.hidden,
+            text=e.text if e.kind in _NAMED_KINDS else "",
+            chart=_is_chart(e),
+        )
+        for e in elements
+    ]
+
+
+def build_skeleton(
+    document: Document,
+    chunks: Sequence[Chunk],
+    *,
+    window: int = 2,
+    facts: Sequence[ElementFact] | None = None,
+) -> ContentGraph:
     """The content graph of ``document`` over ``chunks`` before any vector is known: its nodes
-    with extractive summaries, its edges and reference index. It needs the whole document and
-    its chunks, where they are built (the ingest worker); :func:`finish_graph
-    <docsight.graph.finish_graph>` adds what needs the vectors, with the chunks' ids alone."""
-    return _Builder(document, list(chunks), window).build()
+    with extractive summaries, its edges and reference index. It needs the whole document (or
+    its elements' ``facts``, with the rest of the document) and its chunks, where they are built
+    (the ingest worker); :func:`finish_graph <docsight.graph.finish_graph>` adds what needs the
+    vectors, with the chunks' ids alone."""
+    if facts is None:
+        facts = element_facts(document.elements)
+    return _Builder(document, facts, list(chunks), window).build()
 
 
 def build_graph(
@@ -167,11 +213,19 @@ def structure_vectors(graph: ContentGraph, vectors: np.ndarray) -> dict[str, np.
 
 
 class _Builder:
-    def __init__(self, document: Document, chunks: list[Chunk], window: int) -> None:
+    def __init__(
+        self,
+        document: Document,
+        facts: Sequence[ElementFact],
+        chunks: list[Chunk],
+        window: int,
+    ) -> None:
+        # The document's pages, sections, edges and names; its elements are read as ``facts``.
         self.doc = document
         self.chunks = sorted(chunks, key=lambda c: c.order)
         self.window = max(0, window)
-        self.elements = {e.id: e for e in document.elements}
+        self.elements = {e.id: e for e in facts}
+        self.indexable = [e for e in facts if e.indexable]
         self.keywords = KeywordModel([strip_placeholders(c.body) for c in self.chunks])
         self.doc_node = GraphNode.make_id(document.id, NodeKind.DOCUMENT, "")
         self.section_node = {
@@ -288,7 +342,7 @@ class _Builder:
             for index in chunk.pages or [chunk.page]:
                 on_page.setdefault(index, []).append(chunk)
         heads: dict[int, list[str]] = {}
-        for element in self.doc.indexable_elements():
+        for element in self.indexable:
             if element.kind in (ElementKind.TITLE, ElementKind.HEADING, ElementKind.CAPTION):
                 heads.setdefault(element.page, []).append(" ".join(element.text.split()))
         for page in self.doc.pages:
@@ -434,7 +488,7 @@ class _Builder:
                 bucket.append(entry)
 
         bound = {e.source: e.target for e in self.doc.edges if e.kind == MapEdge.CAPTION_OF}
-        for element in self.doc.indexable_elements():
+        for element in self.indexable:
             if element.kind != ElementKind.CAPTION:
                 continue
             match = CAPTION_RE.match(element.text)
@@ -456,7 +510,7 @@ class _Builder:
                 add(f"{named.group(1)} {named.group(2)}", node, section.page)
 
         artifacts: dict[str, list[Reference]] = {"table": [], "figure": [], "chart": []}
-        for element in self.doc.indexable_elements():
+        for element in self.indexable:
             if element.kind not in ARTIFACT_KINDS:
                 continue
             node = self.chunk_of.get(element.id)
@@ -467,7 +521,7 @@ class _Builder:
                 artifacts["table"].append(entry)
                 continue
             artifacts["figure"].append(entry)
-            if _is_chart(element):
+            if element.chart:
                 artifacts["chart"].append(entry)
         return refs, artifacts
 

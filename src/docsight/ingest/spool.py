@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -51,6 +52,17 @@ class Spooled:
 def load_bytes(value: bytes | Spooled) -> bytes:
     """The bytes of ``value``, read from its file when it is spooled."""
     return value.read() if isinstance(value, Spooled) else value
+
+
+def read_once(values: Sequence[bytes | Spooled]) -> Iterator[bytes]:
+    """Each value's bytes in turn, read from its file if it is spooled. A list is emptied as it
+    is read, so that a value is let go once its reader has taken it in."""
+    for k in range(len(values)):
+        value = values[k]
+        if isinstance(values, list):
+            values[k] = b""
+        yield load_bytes(value)
+        del value
 
 
 class SpoolWriter:

@@ -64,8 +64,8 @@ class ParseWindows:
     n_chunks: int
     #: Elements whose text is hidden on the page (counted before they were cut).
     hidden_elements: int
-    #: The spool file the pickled parts lie in (:meth:`spool`), removed by :meth:`discard`.
-    spool_path: str | None = None
+    #: The spool files the pickled parts lie in (:meth:`spool`), removed by :meth:`discard`.
+    spool_paths: list[str] = field(default_factory=list)
 
     @classmethod
     def cut(
@@ -81,14 +81,26 @@ class ParseWindows:
     ) -> ParseWindows:
         """Cut ``parsed``, ``chunks`` and ``graph``; ``packed`` pickles each part, and with a
         ``writer`` each pickled part goes to its file as soon as it is made."""
+        windows = cls.cut_elements(
+            parsed, packed=packed, writer=writer, pages_per_window=pages_per_window
+        )
+        windows.add_chunks(
+            chunks, graph, packed=packed, writer=writer, chunks_per_window=chunks_per_window
+        )
+        return windows
+
+    @classmethod
+    def cut_elements(
+        cls,
+        parsed: ParsedDocument,
+        *,
+        packed: bool = False,
+        writer: SpoolWriter | None = None,
+        pages_per_window: int = PAGES_PER_WINDOW,
+    ) -> ParseWindows:
+        """The head and the element windows of ``parsed``, without chunks or graph yet
+        (:meth:`add_chunks`); ``packed`` and ``writer`` as in :meth:`cut`."""
         doc = parsed.document
-
-        def wrap(value: Any) -> Any:
-            if not packed and writer is None:
-                return value
-            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-            return writer.put(data) if writer is not None else data
-
         per = max(1, pages_per_window)
         last = max(0, doc.page_count - 1)
         by_window: dict[int, list[Element]] = {}
@@ -99,9 +111,8 @@ class ParseWindows:
         windows = []
         for k in range(max(1, -(-doc.page_count // per))):
             start, stop = k * per, min(doc.page_count, (k + 1) * per)
-            windows.append(ElementWindow(start, max(start, stop), wrap(by_window.pop(k, []))))
-        size = max(1, chunks_per_window)
-        chunk_windows = [wrap(list(chunks[k : k + size])) for k in range(0, len(chunks), size)]
+            data = _wrap(by_window.pop(k, []), packed, writer)
+            windows.append(ElementWindow(start, max(start, stop), data))
         head = ParsedDocument(
             document=doc.model_copy(update={"elements": []}),
             assets=parsed.assets,
@@ -110,13 +121,32 @@ class ParseWindows:
         return cls(
             head=head,
             element_windows=windows,
-            chunk_windows=chunk_windows,
-            graph=wrap(graph) if graph is not None else None,
+            chunk_windows=[],
+            graph=None,
             n_elements=len(doc.elements),
-            n_chunks=len(chunks),
+            n_chunks=0,
             hidden_elements=sum(1 for e in doc.elements if e.hidden),
-            spool_path=writer.path if writer is not None else None,
+            spool_paths=[writer.path] if writer is not None else [],
         )
+
+    def add_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        graph: ContentGraph | None,
+        *,
+        packed: bool = False,
+        writer: SpoolWriter | None = None,
+        chunks_per_window: int = CHUNKS_PER_WINDOW,
+    ) -> None:
+        """The chunk windows and the graph, after :meth:`cut_elements`."""
+        size = max(1, chunks_per_window)
+        self.chunk_windows = [
+            _wrap(list(chunks[k : k + size]), packed, writer) for k in range(0, len(chunks), size)
+        ]
+        self.graph = _wrap(graph, packed, writer) if graph is not None else None
+        self.n_chunks = len(chunks)
+        if writer is not None and writer.path not in self.spool_paths:
+            self.spool_paths.append(writer.path)
 
     @classmethod
     def pack(
@@ -138,10 +168,25 @@ class ParseWindows:
         with SpoolWriter(directory, ".windows") as writer:
             return cls.cut(parsed, chunks, graph, writer=writer)
 
+    @classmethod
+    def spool_elements(cls, parsed: ParsedDocument, directory: str) -> ParseWindows:
+        """:meth:`cut_elements` into a new file of ``directory``, so that the elements can be
+        let go before the graph is built (:meth:`spool_chunks` adds the rest)."""
+        with SpoolWriter(directory, ".windows") as writer:
+            return cls.cut_elements(parsed, writer=writer)
+
+    def spool_chunks(
+        self, chunks: Sequence[Chunk], graph: ContentGraph | None, directory: str
+    ) -> None:
+        """:meth:`add_chunks` into a second file of ``directory``."""
+        with SpoolWriter(directory, ".windows") as writer:
+            self.add_chunks(chunks, graph, writer=writer)
+
     def discard(self) -> None:
-        """Delete the spool file, if any: the windows are used up or will not be."""
-        remove_file(self.spool_path)
-        self.spool_path = None
+        """Delete the spool files, if any: the windows are used up or will not be."""
+        for path in self.spool_paths:
+            remove_file(path)
+        self.spool_paths = []
 
     def elements(self) -> Iterator[tuple[int, int, list[Element]]]:
         """Each window's page range and elements, in page order, once: a window is let go as
@@ -177,6 +222,13 @@ class ParseWindows:
         chunks = [c for window in self.chunks() for c in window]
         document = self.head.document.model_copy(update={"elements": elements})
         return replace(self.head, document=document), chunks
+
+
+def _wrap(value: Any, packed: bool, writer: SpoolWriter | None) -> Any:
+    if not packed and writer is None:
+        return value
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return writer.put(data) if writer is not None else data
 
 
 def _load(data: Any) -> Any:

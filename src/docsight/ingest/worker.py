@@ -43,7 +43,7 @@ from docsight.ingest.limits import (
     own_peak_rss_mb,
     reset_peak_rss,
 )
-from docsight.ingest.spool import Spooled, load_bytes, spool_bytes
+from docsight.ingest.spool import Spooled, read_once, spool_bytes
 from docsight.settings import IngestSettings, Settings
 
 if TYPE_CHECKING:
@@ -281,7 +281,7 @@ def run_job(
         if job.parts:
             if not isinstance(parser, PagedParser):
                 raise IngestError(path, f"the {parser.name} parser cannot parse a file in parts")
-            parsed = parser.parse_parts(source, settings.parse, context, _parts_once(job.parts))
+            parsed = parser.parse_parts(source, settings.parse, context, read_once(job.parts))
         else:
             parsed = parser.parse(source, settings.parse, context)
         del data, source  # the parser's copy of the bytes is not needed any more
@@ -308,32 +308,55 @@ def run_job(
         ]
     with clock("chunk"):
         chunks = chunker.chunk(parsed.document)
-    graph = None
-    if chunks:
-        # The graph needs the whole document and its chunks, which are here: built beside
-        # them, it leaves the caller only the vectors to add (graph.finish_graph), and its
-        # cost runs in parallel over the workers.
-        from docsight.graph.build import build_skeleton
-
-        with clock("graph_build"):
-            graph = build_skeleton(parsed.document, chunks, window=settings.graph.window)
+    timings.update(content_counts(parsed, chunks, pictures_read))
     timings.update(model_timings(model_stats_since(models_start, models_parsed)))
     timings.update(
         model_timings(model_stats_since(models_parsed, models_described), prefix="picture_")
     )
-    timings.update(content_counts(parsed, chunks, pictures_read))
-    return ParseOutput(parsed, chunks, timings, graph=graph)
+    from docsight.graph.build import build_skeleton, element_facts
+
+    # In a worker with a spool, the elements go there now and the graph is built from what it
+    # reads of them (their facts): a long document's elements and its graph are never held
+    # together. Without one, the whole output goes back as it is.
+    windows = _spool_elements(parsed, job.spool) if job.spool is not None else None
+    facts = None
+    if windows is not None:
+        facts = element_facts(parsed.document.elements)
+        parsed = windows.head  # the spool holds the elements now
+    try:
+        graph = None
+        if chunks:
+            # The graph needs the whole document and its chunks, which are here: built beside
+            # them, it leaves the caller only the vectors to add (graph.finish_graph), and its
+            # cost runs in parallel over the workers.
+            with clock("graph_build"):
+                window = settings.graph.window
+                graph = build_skeleton(parsed.document, chunks, window=window, facts=facts)
+        if windows is None:
+            return ParseOutput(parsed, chunks, timings, graph=graph)
+        assert job.spool is not None
+        try:
+            windows.spool_chunks(chunks, graph, job.spool)
+        except OSError as exc:  # the disk filled since: they travel in the message
+            log.warning("could not spool the chunks to %s (%s); sending them", job.spool, exc)
+            windows.add_chunks(chunks, graph, packed=True)
+    except BaseException:
+        if windows is not None:
+            windows.discard()
+        raise
+    return ParseOutput(windows.head, [], timings, windows=windows)
 
 
-def _parts_once(parts: Sequence[bytes | Spooled]) -> Iterator[bytes]:
-    """Each part's bytes in turn, read from the spool if it is there; a list is emptied as it
-    is read, so a part is let go once the parser has taken it in."""
-    for k in range(len(parts)):
-        part = parts[k]
-        if isinstance(parts, list):
-            parts[k] = b""
-        yield load_bytes(part)
-        del part
+def _spool_elements(parsed: ParsedDocument, spool: str) -> ParseWindows | None:
+    """The document's head and element windows, written to ``spool``; ``None`` when they
+    cannot be (the result then travels whole, see :func:`_send_output`)."""
+    from docsight.ingest.windows import ParseWindows
+
+    try:
+        return ParseWindows.spool_elements(parsed, spool)
+    except OSError as exc:
+        log.warning("could not spool the document to %s (%s); sending it whole", spool, exc)
+        return None
 
 
 def verified_bytes(job: ParseJob) -> bytes:
@@ -728,7 +751,7 @@ def _serve(
         return
     assert output is not None
     try:
-        _send_output(channel, key, output, seconds, peak, job.spool)
+        _send_output(channel, key, output, seconds, peak)
     except (EOFError, OSError):
         raise
     except Exception as exc:  # an unpicklable value somewhere in the parse: report it
@@ -744,40 +767,26 @@ def _serve(
 
 
 def _send_output(
-    channel: _Channel,
-    key: int,
-    output: ParseOutput,
-    seconds: float,
-    peak: float | None,
-    spool: str | None = None,
+    channel: _Channel, key: int, output: ParseOutput, seconds: float, peak: float | None
 ) -> None:
     """The result without asset bytes, then each asset's bytes as a message of its own.
 
     Page renders make up most of a parse result; sending them one by one avoids pickling one
     copy of everything while the worker still holds the original. The document, chunks and
-    graph go cut into windows (``ingest.windows``), so the parent unpacks one at a time;
-    with a ``spool`` directory they are written there and the message says where.
+    graph go cut into windows (``ingest.windows``), so the parent unpacks one at a time:
+    spooled already by :func:`run_job` when the job has a spool, else pickled here.
     """
-    parsed = output.parsed
-    assets = parsed.assets
-    light = ParsedDocument(
-        document=parsed.document,
-        assets=[dataclasses.replace(a, data=b"") for a in assets],
-        warnings=parsed.warnings,
-    )
     from docsight.ingest.windows import ParseWindows
 
-    windows = None
-    if spool is not None:
-        try:
-            windows = ParseWindows.spool(light, output.chunks, output.graph, spool)
-        except OSError as exc:  # a full or vanished temporary directory: send them instead
-            log.warning("could not spool the result to %s (%s); sending it whole", spool, exc)
+    windows = output.windows
     if windows is None:
-        windows = ParseWindows.pack(light, output.chunks, output.graph)
+        windows = ParseWindows.pack(output.parsed, output.chunks, output.graph)
+    head = windows.head
+    assets = head.assets
+    head.assets = [dataclasses.replace(a, data=b"") for a in assets]
     result = JobResult(
         key,
-        output=ParseOutput(windows.head, [], output.timings, windows=windows),
+        output=ParseOutput(head, [], output.timings, windows=windows),
         seconds=seconds,
         peak_rss_mb=peak,
     )

@@ -230,3 +230,37 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
             state.chunker,
         )
     assert list(spool.iterdir()) == []
+
+
+def test_a_spool_emptied_during_the_ingest_fails_the_file_and_stores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cleaner of the temporary directory deletes a result before it is stored: the file
+    fails with a reason that says so, the next one is stored, and no row of the first is left."""
+    import docsight.ingest.pipeline as pipeline
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    first = make_large_pdf(folder / "a.pdf", pages=6, seed=1)
+    make_large_pdf(folder / "b.pdf", pages=6, seed=2)
+    store = pipeline.IngestPipeline._store
+
+    def clean(self: Any, slot: Any, key: int, output: Any, *args: Any) -> None:
+        if slot.outcome.path == str(first):
+            for path in output.windows.spool_paths[1:]:  # the chunks' file
+                Path(path).unlink()
+        store(self, slot, key, output, *args)
+
+    monkeypatch.setattr(pipeline.IngestPipeline, "_store", clean)
+    ds = DocSight(tmp_path / "col", settings=Settings(ingest={"workers": 1}))
+    report = ds.ingest([folder])
+    failed, stored = report.files
+    assert (failed.status, failed.error_code) == ("failed", "ingest_error")
+    assert "could not be read back from the temporary file" in (failed.reason or "")
+    assert "ingest the file again" in (failed.reason or "")
+    assert stored.status == "added" and failed.doc_id and failed.doc_id != stored.doc_id
+    assert [d.name for d in ds.documents()] == ["b.pdf"]
+    for table in TABLES:
+        rows = _rows(ds, table)
+        assert all(r.get("doc_id", r.get("id")) != failed.doc_id for r in rows), table
+    assert ds.check().ok

@@ -8,6 +8,7 @@ import pickle
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ import pytest
 
 from docsight.document.chunk import Chunk
 from docsight.document.model import Document, Element, ElementKind, Page, ParsedDocument
-from docsight.ingest.spool import Spool, Spooled, SpoolWriter, load_bytes, spool_bytes
+from docsight.errors import IngestError
+from docsight.ingest.spool import STALE_S, Spool, Spooled, SpoolWriter, load_bytes, spool_bytes
 from docsight.ingest.windows import ParseWindows
 
 
@@ -30,8 +32,11 @@ def test_values_are_read_back_where_the_writer_put_them(tmp_path: Path) -> None:
     assert Path(first.path).parent == tmp_path and first.path.endswith(".windows")
     # A value whose file was cut short is an error, never a short value.
     os.truncate(first.path, 50)
-    with pytest.raises(OSError, match="39 bytes at 11, not 100000"):
+    with pytest.raises(IngestError, match=r"temporary file .*\(39 bytes at 11, not 100000\)"):
         second.read()
+    os.unlink(first.path)
+    with pytest.raises(IngestError, match="No such file or directory"):
+        first.read()
 
 
 def test_a_failed_write_leaves_no_file(tmp_path: Path) -> None:
@@ -70,14 +75,21 @@ def test_the_spools_of_processes_that_are_gone_are_swept(tmp_path: Path) -> None
         text=True,
     )
     dead = tmp_path / f"docsight-spool-{int(gone.stdout)}-abc"
+    recent = tmp_path / f"docsight-spool-{int(gone.stdout)}-xyz"
     alive = tmp_path / f"docsight-spool-{os.getppid()}-def"
     other = tmp_path / "docsight-spool-notapid"
-    for folder in (dead, alive, other):
+    old = time.time() - 2 * STALE_S
+    for folder in (dead, recent, alive, other):
         folder.mkdir()
         (folder / "x.windows").write_bytes(b"old")
+        if folder is not recent:
+            os.utime(folder, (old, old))
     spool = Spool(str(tmp_path))
     made = Path(spool.path)
-    assert not dead.exists() and alive.is_dir() and other.is_dir() and made.is_dir()
+    assert not dead.exists() and made.is_dir()
+    # A process still running, a name that is not a spool's, and a spool changed lately (its
+    # process may be alive where this one cannot see it) stay.
+    assert alive.is_dir() and other.is_dir() and recent.is_dir()
     spool.close()
 
 

@@ -1,16 +1,16 @@
 """Results of the workers on disk, so that the ingesting process does not hold them in memory.
 
 A worker's output waits in the parent: a long PDF's page ranges until the last range is in, a
-parsed document until its turn to be embedded and stored. Kept as bytes, that is about 15 MiB
+parsed document until its turn to be embedded and stored. Kept as bytes, that is 15 to 18 MiB
 for each 1,000 pages of a report, twice over while a message is unpickled, and it grows with the
-file. So the supervisor gives each job a private directory (:class:`Spool`), the worker writes
+file. So the supervisor gives its workers a private directory (:class:`Spool`), a worker writes
 what it returns there, one pickled value after another (:class:`SpoolWriter`), and the message
 carries only where each value lies (:class:`Spooled`). The reader loads one value at a time.
 
 The files are the supervisor's: it deletes a file once its file's turn is over and the whole
 directory when it closes. A parent killed before that leaves its directory behind; the next
-supervisor on the machine removes directories whose process is gone. Values are read back only
-from the directory this process made (mode 0700), by the process that made it.
+supervisor on the machine removes directories whose process is gone, an hour after their last
+change. Only the supervisor's process and its workers use the directory (mode 0700).
 """
 
 from __future__ import annotations
@@ -20,10 +20,13 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from docsight.errors import IngestError
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +43,24 @@ class Spooled:
     length: int
 
     def read(self) -> bytes:
-        """The value's bytes. Raises ``OSError`` when the file is gone or short."""
-        with open(self.path, "rb") as f:
-            f.seek(self.offset)
-            data = f.read(self.length)
+        """The value's bytes. Raises :class:`IngestError` when the file is gone or short (a
+        cleaner emptied the temporary directory during the ingest)."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read(self.length)
+        except OSError as exc:
+            raise self._lost(exc.strerror or str(exc)) from exc
         if len(data) != self.length:
-            raise OSError(f"{self.path}: {len(data)} bytes at {self.offset}, not {self.length}")
+            raise self._lost(f"{len(data)} bytes at {self.offset}, not {self.length}")
         return data
+
+    def _lost(self, why: str) -> IngestError:
+        return IngestError(
+            self.path,
+            f"the parse result could not be read back from the temporary file {self.path} "
+            f"({why}); ingest the file again",
+        )
 
 
 def load_bytes(value: bytes | Spooled) -> bytes:
@@ -148,6 +162,12 @@ class Spool:
             self._path = None
 
 
+#: A spool directory left this long unchanged by a process that is gone is removed. The wait
+#: spares the spool of a live process that this one cannot see (another PID namespace sharing
+#: the temporary directory): a running ingest changes its spool as each file is parsed.
+STALE_S = 3600.0
+
+
 def _sweep(root: str) -> None:
     """Remove the spool directories of processes that are gone (killed before they closed)."""
     try:
@@ -159,7 +179,9 @@ def _sweep(root: str) -> None:
         if not pid_text.isdigit() or _alive(int(pid_text)):
             continue
         with contextlib.suppress(OSError):
-            if entry.is_dir() and entry.stat().st_uid == os.getuid():
+            info = entry.stat()
+            stale = time.time() - info.st_mtime > STALE_S
+            if entry.is_dir() and info.st_uid == os.getuid() and stale:
                 log.debug("removing the spool of a process that is gone: %s", entry)
                 shutil.rmtree(entry, ignore_errors=True)
 

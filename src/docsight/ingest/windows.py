@@ -1,23 +1,23 @@
 """A parse result cut into windows, so that the process that stores it never holds it whole.
 
-A worker builds a document, its chunks and its graph's skeleton whole: the parsers, the chunker
-and the graph need all of them. The process that embeds and stores them needs one part at a
-time. :meth:`ParseWindows.pack` cuts them for the trip: the document without its elements (its
-pages, sections, edges and assets: the *head*), its elements by page ranges, its chunks by
-count, and the skeleton, each part pickled on its own. The receiver unpickles one window at a
-time as it writes it (:meth:`ParseWindows.elements`, :meth:`ParseWindows.chunks`) and drops
-the window's bytes as it goes, so what it holds at once is the pickled rest (about a quarter of
-the objects) and one window as objects.
+A worker builds a document and its chunks whole: the parsers and the chunker need all of them.
+The process that embeds and stores them needs one part at a time. :meth:`ParseWindows.cut`
+cuts them for the trip: the document without its elements (its pages, sections, edges and
+assets: the *head*), its elements by page ranges, its chunks by count, and the graph's
+skeleton, each part pickled on its own. The receiver unpickles one window at a time as it
+writes it (:meth:`ParseWindows.elements`, :meth:`ParseWindows.chunks`) and drops it as it goes.
 
 Pickled parts matter beyond their size: objects unpickled together are laid out together in
 memory, and freeing some of them (the elements, once written) leaves holes that the embedding's
 native buffers cannot use. A window's objects are made and freed by themselves.
 
-A worker under a supervisor writes the pickled parts to a spool file
-(:meth:`ParseWindows.spool`, :mod:`docsight.ingest.spool`) as it cuts them, and sends where
-they lie: neither process then holds them all as bytes, and the receiver reads one window at a
-time from the file. Without a spool (a Ray task's result travels to another machine), they
-travel in the message.
+A worker under a supervisor writes the pickled parts to spool files (:mod:`.spool`) and sends
+where they lie, so neither process holds them all as bytes, and the receiver reads one window
+at a time from disk. It writes them in two steps: the head and element windows once the chunks
+are made (:meth:`ParseWindows.spool_elements`), so that the elements can be let go before the
+graph is built from their facts, then the chunks and the skeleton
+(:meth:`ParseWindows.spool_chunks`). Without a spool (a Ray task's result travels to another
+machine), the parts are pickled into the message (:meth:`ParseWindows.pack`).
 
 Parsed in the ingesting process itself (``ingest.isolation = "none"``), the output is cut by
 :meth:`ParseWindows.cut` without pickling: the same code path, holding what the parse made

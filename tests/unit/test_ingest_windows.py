@@ -3,6 +3,10 @@ process unpacks one window at a time."""
 
 from __future__ import annotations
 
+import pickle
+from pathlib import Path
+from typing import Any
+
 import pyarrow as pa
 import pytest
 
@@ -10,6 +14,7 @@ from docsight.document.chunk import Chunk
 from docsight.document.model import Document, Element, ElementKind, Page, ParsedDocument
 from docsight.graph.build import build_skeleton
 from docsight.index import schema as S
+from docsight.ingest.spool import Spooled
 from docsight.ingest.windows import ParseWindows
 
 DOC = "d" * 32
@@ -125,3 +130,33 @@ def test_pages_and_elements_written_by_window_are_those_written_whole() -> None:
     # Page text leaves out the running header, as on the whole document.
     assert "part 0" not in str(whole["pages"][0]["text"])
     assert "part 1" in str(whole["pages"][0]["text"])
+
+
+def test_windows_spooled_give_back_what_was_cut_and_their_file_goes(tmp_path: Path) -> None:
+    parsed, chunks = _document(70)
+    windows = ParseWindows.spool(parsed, chunks, None, str(tmp_path))
+    [path] = windows.spool_paths
+    assert Path(path).is_file()
+    data: list[Any] = [w.data for w in windows.element_windows] + windows.chunk_windows
+    assert all(isinstance(d, Spooled) and d.path == path for d in data)
+    assert windows.head.document.elements == [] and windows.n_elements == 210
+    # Read twice for the texts (a look-ahead), then once as the document.
+    assert windows.chunk_texts() == [c.text for c in chunks] == windows.chunk_texts()
+    whole, again = windows.whole()
+    assert whole.document.elements == parsed.document.elements and again == chunks
+    windows.discard()
+    assert list(tmp_path.iterdir()) == [] and windows.spool_paths == []
+    windows.discard()
+
+
+def test_windows_that_cannot_be_pickled_leave_no_file(tmp_path: Path) -> None:
+    parsed, chunks = _document(3)
+
+    class Unpicklable(Chunk):
+        def __reduce__(self) -> Any:
+            raise pickle.PicklingError("no")
+
+    bad = [Unpicklable(**chunks[0].model_dump())]
+    with pytest.raises(pickle.PicklingError):
+        ParseWindows.spool(parsed, bad, None, str(tmp_path))
+    assert list(tmp_path.iterdir()) == []

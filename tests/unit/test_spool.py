@@ -4,21 +4,16 @@ time, and deleted when they are used up or their process is gone."""
 from __future__ import annotations
 
 import os
-import pickle
 import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from docsight.document.chunk import Chunk
-from docsight.document.model import Document, Element, ElementKind, Page, ParsedDocument
 from docsight.errors import IngestError
 from docsight.ingest.spool import STALE_S, Spool, Spooled, SpoolWriter, load_bytes, spool_bytes
-from docsight.ingest.windows import ParseWindows
 
 
 def test_values_are_read_back_where_the_writer_put_them(tmp_path: Path) -> None:
@@ -91,71 +86,3 @@ def test_the_spools_of_processes_that_are_gone_are_swept(tmp_path: Path) -> None
     # process may be alive where this one cannot see it) stay.
     assert alive.is_dir() and other.is_dir() and recent.is_dir()
     spool.close()
-
-
-def _parsed(pages: int) -> tuple[ParsedDocument, list[Chunk]]:
-    elements = [
-        Element(
-            id=f"e{p:03d}",
-            kind=ElementKind.PARAGRAPH,
-            text=f"text of page {p}",
-            page=p,
-            order=p,
-        )
-        for p in range(pages)
-    ]
-    document = Document(
-        id="d" * 64,
-        name="a.pdf",
-        source="/a.pdf",
-        media_type="application/pdf",
-        sha256="ab" * 32,
-        parser="pdf/10",
-        pages=[Page(index=p, width=10, height=10) for p in range(pages)],
-        elements=elements,
-    )
-    chunks = [
-        Chunk(
-            id=f"c{p:03d}",
-            doc_id="d" * 64,
-            doc_name="a.pdf",
-            text=e.text,
-            body=e.text,
-            element_ids=[e.id],
-            pages=[p],
-            page=p,
-            order=p,
-        )
-        for p, e in enumerate(elements)
-    ]
-    return ParsedDocument(document), chunks
-
-
-def test_windows_spooled_give_back_what_was_cut_and_their_file_goes(tmp_path: Path) -> None:
-    parsed, chunks = _parsed(70)
-    windows = ParseWindows.spool(parsed, chunks, None, str(tmp_path))
-    [path] = windows.spool_paths
-    assert Path(path).is_file()
-    data: list[Any] = [w.data for w in windows.element_windows] + windows.chunk_windows
-    assert all(isinstance(d, Spooled) and d.path == path for d in data)
-    assert windows.head.document.elements == [] and windows.n_elements == 70
-    # Read twice for the texts (a look-ahead), then once as the document.
-    assert windows.chunk_texts() == [c.text for c in chunks] == windows.chunk_texts()
-    whole, again = windows.whole()
-    assert whole.document.elements == parsed.document.elements and again == chunks
-    windows.discard()
-    assert list(tmp_path.iterdir()) == [] and windows.spool_paths == []
-    windows.discard()
-
-
-def test_windows_that_cannot_be_pickled_leave_no_file(tmp_path: Path) -> None:
-    parsed, chunks = _parsed(3)
-
-    class Unpicklable(Chunk):
-        def __reduce__(self) -> Any:
-            raise pickle.PicklingError("no")
-
-    bad = [Unpicklable(**chunks[0].model_dump())]
-    with pytest.raises(pickle.PicklingError):
-        ParseWindows.spool(parsed, bad, None, str(tmp_path))
-    assert list(tmp_path.iterdir()) == []

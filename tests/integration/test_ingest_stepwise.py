@@ -202,6 +202,21 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
         return skeleton(document, chunks, **kwargs)
 
     monkeypatch.setattr(build, "build_skeleton", spy)
+    # The chunker reads the elements back from the spool, not from the document.
+    from docsight.ingest.page_chunker import AutoChunker
+
+    streamed: list[int] = []
+    chunk_elements = AutoChunker.chunk_elements
+
+    def whole(self: Any, document: Any) -> Any:
+        raise AssertionError("the document was chunked whole")
+
+    def stream(self: Any, document: Any, elements: Any, captions: Any) -> Any:
+        streamed.append(len(document.elements))
+        return chunk_elements(self, document, elements, captions)
+
+    monkeypatch.setattr(AutoChunker, "chunk", whole)
+    monkeypatch.setattr(AutoChunker, "chunk_elements", stream)
     spooled = run_job(
         dataclasses.replace(job, spool=str(spool)),
         state.settings,
@@ -209,7 +224,7 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
         state.chunker,
     )
     windows = spooled.windows
-    assert windows is not None and seen == [(0, True)]
+    assert windows is not None and seen == [(0, True)] and streamed == [0]
     assert len(windows.spool_paths) == 2 and all(Path(p).is_file() for p in windows.spool_paths)
     assert windows.skeleton() == inline.graph
     parsed, chunks = windows.whole()
@@ -220,6 +235,23 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
 
     def fail(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the graph could not be built")
+
+    # The disk fills between the elements and the chunks: a clear failure, no file left.
+    from docsight.errors import IngestError
+    from docsight.ingest.windows import ParseWindows
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ParseWindows, "spool_chunks", full)
+    with pytest.raises(IngestError, match=r"temporary directory .*No space left on device"):
+        run_job(
+            dataclasses.replace(job, spool=str(spool)),
+            state.settings,
+            state.context,
+            state.chunker,
+        )
+    assert list(spool.iterdir()) == []
 
     monkeypatch.setattr(build, "build_skeleton", fail)
     with pytest.raises(RuntimeError):

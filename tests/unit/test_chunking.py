@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from docsight.document import BBox, Document, ElementKind
 from docsight.document.builder import DocumentBuilder
+from docsight.document.model import Element
 from docsight.document.text import split_long_text, split_sentences
 from docsight.ingest.element_chunker import ElementChunker
 from docsight.settings import ChunkSettings
@@ -153,3 +156,45 @@ def test_headings_before_a_table_travel_with_it() -> None:
     assert table.section_path == ["Prices"] and table.text.startswith("Prices\n| a | b |")
     assert "# Prices" not in table.body
     assert len(table.element_ids) == 2
+
+
+def _one_by_one(doc: Document, reads: list[str]) -> Iterator[Element]:
+    for element in doc.indexable_elements():
+        reads.append(element.id)
+        yield element.model_copy()  # read back from a window: equal, not the same
+
+
+def test_chunks_from_elements_read_one_at_a_time_are_the_chunks_of_the_document() -> None:
+    """The worker chunks a long document from its spooled windows (``chunk_elements``): the
+    chunks must be those of ``chunk``, and the document's own elements are never read."""
+    from docsight.document.artifacts import bound_captions
+    from docsight.ingest.page_chunker import AutoChunker, PageChunker
+    from docsight.ingest.worker import _streaming_captions
+
+    def build(b: DocumentBuilder) -> None:
+        b.add(ElementKind.HEADER, "Annual report", page=0)
+        b.add(ElementKind.HEADING, "Results", page=0, level=1)
+        b.add(ElementKind.PARAGRAPH, _words(30), page=0)
+        b.add(ElementKind.CAPTION, "Table 1: Values per row.", page=0)
+        b.add(ElementKind.TABLE, "r1 1", markdown="| r | v |\n| --- | --- |\n| r1 | 1 |", page=0)
+        b.add(ElementKind.PARAGRAPH, "short", page=0)
+        b.add(ElementKind.PARAGRAPH, _words(200, "beta"), page=1)
+        b.add(ElementKind.HEADING, "Outlook", page=1, level=1)
+        b.add(ElementKind.PARAGRAPH, _words(40, "gamma"), page=1)
+
+    doc = _doc(build)
+    for chunker in (ElementChunker(ChunkSettings(max_words=60)), AutoChunker()):
+        whole = chunker.chunk(doc)
+        head = doc.model_copy(update={"elements": []})
+        reads: list[str] = []
+        streamed = chunker.chunk_elements(head, _one_by_one(doc, reads), bound_captions(doc))
+        assert streamed == whole and len(whole) >= 4
+        assert len(reads) == sum(1 for _ in doc.indexable_elements())
+        assert _streaming_captions(chunker, doc) == bound_captions(doc) != {}
+
+    # Page chunks need the document whole; so do elements the windows would reorder.
+    assert _streaming_captions(PageChunker(), doc) is None
+    slides = doc.model_copy(update={"layout": "horizontal"})
+    assert _streaming_captions(AutoChunker(), slides) is None
+    backwards = doc.model_copy(update={"elements": list(reversed(doc.elements))})
+    assert _streaming_captions(ElementChunker(), backwards) is None

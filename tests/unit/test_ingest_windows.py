@@ -160,3 +160,20 @@ def test_windows_that_cannot_be_pickled_leave_no_file(tmp_path: Path) -> None:
     with pytest.raises(pickle.PicklingError):
         ParseWindows.spool(parsed, bad, None, str(tmp_path))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_chunks_released_as_they_are_spooled_are_all_in_the_windows(tmp_path: Path) -> None:
+    parsed, chunks = _document(40)
+    windows = ParseWindows.spool_elements(parsed, str(tmp_path))
+    given = list(chunks)
+    windows.spool_chunks(
+        given,
+        None,
+        str(tmp_path),
+        release=True,
+    )
+    assert given == [] and windows.n_chunks == len(chunks)  # the worker's list is let go
+    assert len(windows.spool_paths) == 2
+    assert [c for window in windows.chunks() for c in window] == chunks
+    windows.discard()
+    assert list(tmp_path.iterdir()) == []

@@ -13,8 +13,8 @@ to a reader replaces them with the table or picture when the answer needs it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 from docsight._registry import Registry
 from docsight.document.artifacts import strip_placeholders
@@ -37,6 +37,22 @@ class Chunker(Protocol):
     version: str
 
     def chunk(self, document: Document) -> list[Chunk]: ...
+
+
+@runtime_checkable
+class StreamingChunker(Chunker, Protocol):
+    """A chunker that can read a document's elements one at a time, as they are loaded back
+    window by window (a long document's worker lets them go first, ``ingest.worker``).
+
+    Contract: for a document it ``streams``, ``chunk_elements(document, its indexable elements
+    in reading order, bound_captions(document))`` returns exactly ``chunk(document)``, reading
+    only the sections and names of ``document`` itself."""
+
+    def streams(self, document: Document) -> bool: ...
+
+    def chunk_elements(
+        self, document: Document, elements: Iterable[Element], captions: Mapping[str, Element]
+    ) -> list[Chunk]: ...
 
 
 CHUNKERS: Registry[Chunker] = Registry("chunkers")

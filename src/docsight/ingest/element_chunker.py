@@ -12,6 +12,7 @@ and leaves a placeholder in the text flow; in ``interleaved`` they stay inline i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from docsight.document.artifacts import (
@@ -69,6 +70,27 @@ def _level(levels: dict[str, int], draft: _Draft) -> int:
     return levels.get(_section(draft, last=True) or "", 0)
 
 
+class _Finished:
+    """The chunker's drafts: only the last may still change (a short text draft joins the one
+    before it), so each earlier one is finished into its chunk as the next is appended."""
+
+    def __init__(self, finish: Callable[[int, _Draft], Chunk]) -> None:
+        self._finish = finish
+        self.chunks: list[Chunk] = []
+        self.last: _Draft | None = None
+
+    def append(self, draft: _Draft) -> None:
+        if self.last is not None:
+            self.chunks.append(self._finish(len(self.chunks), self.last))
+        self.last = draft
+
+    def close(self) -> list[Chunk]:
+        if self.last is not None:
+            self.chunks.append(self._finish(len(self.chunks), self.last))
+            self.last = None
+        return self.chunks
+
+
 class ElementChunker:
     strategy = "element"
     version = "3"  # 3: artifact descriptions, placeholders, captions from the map, no logos
@@ -79,18 +101,35 @@ class ElementChunker:
         self.settings = settings or ChunkSettings()
 
     def chunk(self, document: Document) -> list[Chunk]:
-        s = self.settings
         captions = bound_captions(document)
+        return self.chunk_elements(document, document.indexable_elements(), captions)
+
+    def streams(self, document: Document) -> bool:
+        """Whether :meth:`chunk_elements` chunks ``document`` (always, for this strategy)."""
+        return True
+
+    def chunk_elements(
+        self,
+        document: Document,
+        elements: Iterable[Element],
+        captions: Mapping[str, Element],
+    ) -> list[Chunk]:
+        """The chunks of ``document`` from its indexable ``elements`` in reading order (read as
+        they come, so they may be loaded window by window) and its ``captions``
+        (``bound_captions``); of ``document`` itself only the sections and names are read. A
+        chunk is finished as soon as no later element can join it, so the elements it holds
+        are let go as the reading goes on."""
+        s = self.settings
         caption_ids = {c.id for c in captions.values()}
         levels = {s.id: s.level for s in document.sections}
-        drafts: list[_Draft] = []
+        drafts = _Finished(lambda order, draft: self._finish(document, order, draft))
         current: _Draft | None = None
 
         def flush() -> None:
             nonlocal current
             if current is None or not current.has_content:
                 return  # nothing to emit; headings waiting for content stay for what follows
-            previous = drafts[-1] if drafts else None
+            previous = drafts.last
             if (
                 current.kind == "text"
                 and current.words < s.min_words
@@ -118,7 +157,7 @@ class ElementChunker:
                 current = _Draft(page=page)
             return current
 
-        for element in document.indexable_elements():
+        for element in elements:
             if element.id in caption_ids:
                 continue  # travels with its table or picture
             if _is_heading(element):
@@ -199,7 +238,7 @@ class ElementChunker:
         flush()
         if current is not None and current.items:  # a document of headings only
             drafts.append(current)
-        return [self._finish(document, i, d) for i, d in enumerate(drafts)]
+        return drafts.close()
 
     def _finish(self, document: Document, order: int, draft: _Draft) -> Chunk:
         elements = list({e.id: e for e, _ in draft.items}.values())

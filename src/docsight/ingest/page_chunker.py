@@ -9,6 +9,8 @@ one source.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from docsight.document.artifacts import (
     ARTIFACT_KINDS,
     artifact_reading,
@@ -93,3 +95,15 @@ class AutoChunker:
         if document.layout == "horizontal":
             return self._page.chunk(document)
         return self._element.chunk(document)
+
+    def streams(self, document: Document) -> bool:
+        """Whether :meth:`chunk_elements` chunks ``document``: page chunks need it whole."""
+        return document.layout != "horizontal"
+
+    def chunk_elements(
+        self, document: Document, elements: Iterable[Element], captions: Mapping[str, Element]
+    ) -> list[Chunk]:
+        """:meth:`ElementChunker.chunk_elements`, for a document that :meth:`streams`."""
+        if not self.streams(document):
+            raise ValueError("a horizontal document is chunked by page, whole")
+        return self._element.chunk_elements(document, elements, captions)

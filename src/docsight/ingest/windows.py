@@ -137,14 +137,19 @@ class ParseWindows:
         packed: bool = False,
         writer: SpoolWriter | None = None,
         chunks_per_window: int = CHUNKS_PER_WINDOW,
+        release: bool = False,
     ) -> None:
-        """The chunk windows and the graph, after :meth:`cut_elements`."""
+        """The chunk windows and the graph, after :meth:`cut_elements`. With ``release``, the
+        list ``chunks`` is emptied once its windows are pickled, so that its objects can go
+        before the graph is pickled (the caller holds no other reference)."""
         size = max(1, chunks_per_window)
+        self.n_chunks = len(chunks)
         self.chunk_windows = [
             _wrap(list(chunks[k : k + size]), packed, writer) for k in range(0, len(chunks), size)
         ]
+        if release and isinstance(chunks, list):
+            chunks.clear()
         self.graph = _wrap(graph, packed, writer) if graph is not None else None
-        self.n_chunks = len(chunks)
         if writer is not None and writer.path not in self.spool_paths:
             self.spool_paths.append(writer.path)
 
@@ -176,11 +181,16 @@ class ParseWindows:
             return cls.cut_elements(parsed, writer=writer)
 
     def spool_chunks(
-        self, chunks: Sequence[Chunk], graph: ContentGraph | None, directory: str
+        self,
+        chunks: Sequence[Chunk],
+        graph: ContentGraph | None,
+        directory: str,
+        *,
+        release: bool = False,
     ) -> None:
         """:meth:`add_chunks` into a second file of ``directory``."""
         with SpoolWriter(directory, ".windows") as writer:
-            self.add_chunks(chunks, graph, writer=writer)
+            self.add_chunks(chunks, graph, writer=writer, release=release)
 
     def discard(self) -> None:
         """Delete the spool files, if any: the windows are used up or will not be."""
@@ -197,6 +207,12 @@ class ParseWindows:
             del data
             yield window.start, window.stop, elements
             del elements
+
+    def each_element(self) -> Iterator[Element]:
+        """Every element in order, loaded one window at a time; the windows are kept (the
+        worker chunks from them before they are sent)."""
+        for window in self.element_windows:
+            yield from _load(window.data)
 
     def chunks(self) -> Iterator[list[Chunk]]:
         """Each window's chunks, in order, once (see :meth:`elements`)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import itertools
 import logging
 import os
 import resource
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from docsight.document.chunk import Chunk
 from docsight.document.ids import bytes_sha256
-from docsight.document.model import ParsedDocument
+from docsight.document.model import Document, Element, ParsedDocument
 from docsight.errors import DocsightError, IngestError
 from docsight.ingest.limits import (
     arm_cpu_limit,
@@ -306,24 +307,35 @@ def run_job(
         parsed.assets = [
             dataclasses.replace(a, data=b"") if a.render is not None else a for a in parsed.assets
         ]
-    with clock("chunk"):
-        chunks = chunker.chunk(parsed.document)
-    timings.update(content_counts(parsed, chunks, pictures_read))
+    timings.update(content_counts(parsed, pictures_read))
     timings.update(model_timings(model_stats_since(models_start, models_parsed)))
     timings.update(
         model_timings(model_stats_since(models_parsed, models_described), prefix="picture_")
     )
     from docsight.graph.build import build_skeleton, element_facts
 
-    # In a worker with a spool, the elements go there now and the graph is built from what it
-    # reads of them (their facts): a long document's elements and its graph are never held
-    # together. Without one, the whole output goes back as it is.
+    # In a worker with a spool, the elements go there before they are chunked: the chunker
+    # reads them back one window at a time, and the graph is built from what it reads of them
+    # (their facts). A long document's elements are then never held beside its chunks and
+    # graph. Without a spool, the whole output goes back as it is.
     windows = _spool_elements(parsed, job.spool) if job.spool is not None else None
     facts = None
-    if windows is not None:
-        facts = element_facts(parsed.document.elements)
-        parsed = windows.head  # the spool holds the elements now
     try:
+        with clock("chunk"):
+            if windows is None:
+                chunks = chunker.chunk(parsed.document)
+            else:
+                facts = element_facts(parsed.document.elements)
+                captions = _streaming_captions(chunker, parsed.document)
+                if captions is None:
+                    chunks = chunker.chunk(parsed.document)
+                parsed = windows.head  # the spool holds the elements now: they can go
+                if captions is not None:
+                    indexable = (
+                        e for e in windows.each_element() if not e.is_furniture and not e.hidden
+                    )
+                    chunks = chunker.chunk_elements(parsed.document, indexable, captions)
+        timings["count.chunks"] = len(chunks)
         graph = None
         if chunks:
             # The graph needs the whole document and its chunks, which are here: built beside
@@ -336,15 +348,34 @@ def run_job(
             return ParseOutput(parsed, chunks, timings, graph=graph)
         assert job.spool is not None
         try:
-            windows.spool_chunks(chunks, graph, job.spool)
-        except OSError as exc:  # the disk filled since: they travel in the message
-            log.warning("could not spool the chunks to %s (%s); sending them", job.spool, exc)
-            windows.add_chunks(chunks, graph, packed=True)
+            # The chunks are let go as they are written, before the graph is pickled.
+            windows.spool_chunks(chunks, graph, job.spool, release=True)
+        except OSError as exc:  # the disk filled since the elements were written
+            raise IngestError(
+                path,
+                f"the parse result could not be written to the temporary directory "
+                f"{job.spool} ({exc.strerror or exc}); free space there or set TMPDIR",
+            ) from exc
     except BaseException:
         if windows is not None:
             windows.discard()
         raise
     return ParseOutput(windows.head, [], timings, windows=windows)
+
+
+def _streaming_captions(chunker: Any, document: Document) -> dict[str, Element] | None:
+    """The captions ``chunker.chunk_elements`` needs to chunk ``document`` from its spooled
+    windows; ``None`` when it must have the document whole: the chunker cannot stream it
+    (``StreamingChunker``), or the windows, cut by pages, would not give the elements in the
+    document's order."""
+    from docsight.document.artifacts import bound_captions
+    from docsight.ingest.chunking import StreamingChunker
+
+    elements = document.elements
+    in_order = all(a.page <= b.page for a, b in itertools.pairwise(elements))
+    if not (isinstance(chunker, StreamingChunker) and chunker.streams(document) and in_order):
+        return None
+    return bound_captions(document)
 
 
 def _spool_elements(parsed: ParsedDocument, spool: str) -> ParseWindows | None:
@@ -413,12 +444,10 @@ def model_timings(stats: Mapping[str, ModelTiming], prefix: str = "") -> dict[st
     return out
 
 
-def content_counts(
-    parsed: ParsedDocument, chunks: list[Chunk], pictures_read: int
-) -> dict[str, float]:
+def content_counts(parsed: ParsedDocument, pictures_read: int) -> dict[str, float]:
     """What a file held, next to its timings: ``count.pages``, ``count.tables`` and
-    ``count.pictures`` (elements of the document), ``count.pictures_ocr`` (pictures read by OCR
-    while describing) and ``count.chunks``."""
+    ``count.pictures`` (elements of the document) and ``count.pictures_ocr`` (pictures read by
+    OCR while describing); the caller adds ``count.chunks``."""
     from docsight.document.model import ElementKind
 
     kinds = [e.kind for e in parsed.document.elements]
@@ -427,7 +456,6 @@ def content_counts(
         "count.tables": kinds.count(ElementKind.TABLE),
         "count.pictures": kinds.count(ElementKind.FIGURE) + kinds.count(ElementKind.CHART),
         "count.pictures_ocr": pictures_read,
-        "count.chunks": len(chunks),
     }
 
 

@@ -1,10 +1,10 @@
 """A parse result cut into windows, so that the process that stores it never holds it whole.
 
-A worker builds a document and its chunks whole: the parsers and the chunker need all of them.
-The process that embeds and stores them needs one part at a time. :meth:`ParseWindows.cut`
-cuts them for the trip: the document without its elements (its pages, sections, edges and
-assets: the *head*), its elements by page ranges, its chunks by count, and the graph's
-skeleton, each part pickled on its own. The receiver unpickles one window at a time as it
+A parser builds a document whole, and the graph needs all of its chunks. The process that
+embeds and stores them needs one part at a time. :meth:`ParseWindows.cut` cuts them for the
+trip: the document without its elements (its pages, sections, edges and assets: the *head*),
+its elements by page ranges, its chunks by count, and the graph's skeleton, each part pickled
+on its own. The receiver unpickles one window at a time as it
 writes it (:meth:`ParseWindows.elements`, :meth:`ParseWindows.chunks`) and drops it as it goes.
 
 Pickled parts matter beyond their size: objects unpickled together are laid out together in
@@ -13,11 +13,12 @@ native buffers cannot use. A window's objects are made and freed by themselves.
 
 A worker under a supervisor writes the pickled parts to spool files (:mod:`.spool`) and sends
 where they lie, so neither process holds them all as bytes, and the receiver reads one window
-at a time from disk. It writes them in two steps: the head and element windows once the chunks
-are made (:meth:`ParseWindows.spool_elements`), so that the elements can be let go before the
-graph is built from their facts, then the chunks and the skeleton
-(:meth:`ParseWindows.spool_chunks`). Without a spool (a Ray task's result travels to another
-machine), the parts are pickled into the message (:meth:`ParseWindows.pack`).
+at a time from disk. It writes them in two steps: the head and element windows once the
+document is parsed and described (:meth:`ParseWindows.spool_elements`), so that the elements
+can be let go and chunked back one window at a time (:meth:`ParseWindows.each_element`) and
+the graph built from their facts; then the chunks, let go as they are written, and the
+skeleton (:meth:`ParseWindows.spool_chunks`). Without a spool (a Ray task's result travels
+to another machine), the parts are pickled into the message (:meth:`ParseWindows.pack`).
 
 Parsed in the ingesting process itself (``ingest.isolation = "none"``), the output is cut by
 :meth:`ParseWindows.cut` without pickling: the same code path, holding what the parse made

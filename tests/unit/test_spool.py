@@ -79,9 +79,18 @@ def test_the_spools_of_processes_that_are_gone_are_swept(tmp_path: Path) -> None
         (folder / "x.windows").write_bytes(b"old")
         if folder is not recent:
             os.utime(folder, (old, old))
+    # A link named like a gone process's spool is left alone, and so is what it points to.
+    target = tmp_path / "precious"
+    target.mkdir()
+    (target / "keep.txt").write_text("keep")
+    os.utime(target, (old, old))
+    link = tmp_path / f"docsight-spool-{int(gone.stdout)}-lnk"
+    link.symlink_to(target)
+    os.utime(link, (old, old), follow_symlinks=False)
     spool = Spool(str(tmp_path))
     made = Path(spool.path)
     assert not dead.exists() and made.is_dir()
+    assert link.is_symlink() and (target / "keep.txt").read_text() == "keep"
     # A process still running, a name that is not a spool's, and a spool changed lately (its
     # process may be alive where this one cannot see it) stay.
     assert alive.is_dir() and other.is_dir() and recent.is_dir()

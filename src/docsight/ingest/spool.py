@@ -19,6 +19,7 @@ import contextlib
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -179,9 +180,9 @@ def _sweep(root: str) -> None:
         if not pid_text.isdigit() or _alive(int(pid_text)):
             continue
         with contextlib.suppress(OSError):
-            info = entry.stat()
+            info = entry.lstat()  # a link is never followed, nor removed
             stale = time.time() - info.st_mtime > STALE_S
-            if entry.is_dir() and info.st_uid == os.getuid() and stale:
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and stale:
                 log.debug("removing the spool of a process that is gone: %s", entry)
                 shutil.rmtree(entry, ignore_errors=True)
 

@@ -4,8 +4,8 @@ A parser builds a document whole, and the graph needs all of its chunks. The pro
 embeds and stores them needs one part at a time. :meth:`ParseWindows.cut` cuts them for the
 trip: the document without its elements (its pages, sections, edges and assets: the *head*),
 its elements by page ranges, its chunks by count, and the graph's skeleton, each part pickled
-on its own. The receiver unpickles one window at a time as it
-writes it (:meth:`ParseWindows.elements`, :meth:`ParseWindows.chunks`) and drops it as it goes.
+on its own. The receiver unpickles one window at a time as it writes it
+(:meth:`ParseWindows.elements`, :meth:`ParseWindows.chunks`) and drops it as it goes.
 
 Pickled parts matter beyond their size: objects unpickled together are laid out together in
 memory, and freeing some of them (the elements, once written) leaves holes that the embedding's
@@ -65,7 +65,8 @@ class ParseWindows:
     n_chunks: int
     #: Elements whose text is hidden on the page (counted before they were cut).
     hidden_elements: int
-    #: The spool files the pickled parts lie in (:meth:`spool`), removed by :meth:`discard`.
+    #: The spool files the pickled parts lie in (:meth:`spool_elements`, :meth:`spool_chunks`),
+    #: removed by :meth:`discard`.
     spool_paths: list[str] = field(default_factory=list)
 
     @classmethod
@@ -169,15 +170,16 @@ class ParseWindows:
         graph: ContentGraph | None,
         directory: str,
     ) -> ParseWindows:
-        """:meth:`cut`, each part pickled into a new file of ``directory``: what a worker
-        under a supervisor sends. A failure leaves no file."""
+        """:meth:`cut`, each part pickled into one new file of ``directory`` (a worker writes
+        its windows in two steps instead: :meth:`spool_elements`). A failure leaves no file."""
         with SpoolWriter(directory, ".windows") as writer:
             return cls.cut(parsed, chunks, graph, writer=writer)
 
     @classmethod
     def spool_elements(cls, parsed: ParsedDocument, directory: str) -> ParseWindows:
         """:meth:`cut_elements` into a new file of ``directory``, so that the elements can be
-        let go before the graph is built (:meth:`spool_chunks` adds the rest)."""
+        let go before they are chunked and the graph is built (:meth:`spool_chunks` adds the
+        rest)."""
         with SpoolWriter(directory, ".windows") as writer:
             return cls.cut_elements(parsed, writer=writer)
 

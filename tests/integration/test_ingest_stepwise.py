@@ -194,6 +194,14 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
     inline = run_job(job, state.settings, state.context, state.chunker)
     assert inline.windows is None and inline.graph is not None
 
+    def run_spooled() -> Any:
+        return run_job(
+            dataclasses.replace(job, spool=str(spool)),
+            state.settings,
+            state.context,
+            state.chunker,
+        )
+
     seen: list[tuple[int, bool]] = []
     skeleton = build.build_skeleton
 
@@ -217,12 +225,7 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
 
     monkeypatch.setattr(AutoChunker, "chunk", whole)
     monkeypatch.setattr(AutoChunker, "chunk_elements", stream)
-    spooled = run_job(
-        dataclasses.replace(job, spool=str(spool)),
-        state.settings,
-        state.context,
-        state.chunker,
-    )
+    spooled = run_spooled()
     windows = spooled.windows
     assert windows is not None and seen == [(0, True)] and streamed == [0]
     assert len(windows.spool_paths) == 2 and all(Path(p).is_file() for p in windows.spool_paths)
@@ -233,9 +236,6 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
     windows.discard()
     assert list(spool.iterdir()) == []
 
-    def fail(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("the graph could not be built")
-
     # The disk fills between the elements and the chunks: a clear failure, no file left.
     from docsight.errors import IngestError
     from docsight.ingest.windows import ParseWindows
@@ -245,22 +245,15 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
 
     monkeypatch.setattr(ParseWindows, "spool_chunks", full)
     with pytest.raises(IngestError, match=r"temporary directory .*No space left on device"):
-        run_job(
-            dataclasses.replace(job, spool=str(spool)),
-            state.settings,
-            state.context,
-            state.chunker,
-        )
+        run_spooled()
     assert list(spool.iterdir()) == []
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the graph could not be built")
 
     monkeypatch.setattr(build, "build_skeleton", fail)
     with pytest.raises(RuntimeError):
-        run_job(
-            dataclasses.replace(job, spool=str(spool)),
-            state.settings,
-            state.context,
-            state.chunker,
-        )
+        run_spooled()
     assert list(spool.iterdir()) == []
 
 

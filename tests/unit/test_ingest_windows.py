@@ -134,11 +134,13 @@ def test_pages_and_elements_written_by_window_are_those_written_whole() -> None:
 
 def test_windows_spooled_give_back_what_was_cut_and_their_file_goes(tmp_path: Path) -> None:
     parsed, chunks = _document(70)
-    windows = ParseWindows.spool(parsed, chunks, None, str(tmp_path))
-    [path] = windows.spool_paths
-    assert Path(path).is_file()
-    data: list[Any] = [w.data for w in windows.element_windows] + windows.chunk_windows
-    assert all(isinstance(d, Spooled) and d.path == path for d in data)
+    windows = ParseWindows.spool_elements(parsed, str(tmp_path))
+    windows.spool_chunks(chunks, None, str(tmp_path))
+    first, second = windows.spool_paths
+    assert Path(first).is_file() and Path(second).is_file()
+    elements: list[Any] = [w.data for w in windows.element_windows]
+    assert all(isinstance(d, Spooled) and d.path == first for d in elements)
+    assert all(isinstance(d, Spooled) and d.path == second for d in windows.chunk_windows)
     assert windows.head.document.elements == [] and windows.n_elements == 210
     # Read twice for the texts (a look-ahead), then once as the document.
     assert windows.chunk_texts() == [c.text for c in chunks] == windows.chunk_texts()
@@ -157,8 +159,11 @@ def test_windows_that_cannot_be_pickled_leave_no_file(tmp_path: Path) -> None:
             raise pickle.PicklingError("no")
 
     bad = [Unpicklable(**chunks[0].model_dump())]
+    windows = ParseWindows.spool_elements(parsed, str(tmp_path))
     with pytest.raises(pickle.PicklingError):
-        ParseWindows.spool(parsed, bad, None, str(tmp_path))
+        windows.spool_chunks(bad, None, str(tmp_path))
+    assert [Path(p) for p in windows.spool_paths] == list(tmp_path.iterdir())  # elements only
+    windows.discard()
     assert list(tmp_path.iterdir()) == []
 
 

@@ -156,6 +156,11 @@ class Element(BaseModel):
     def is_hidden(self) -> bool:
         return bool(self.hidden)
 
+    @property
+    def is_indexable(self) -> bool:
+        """Content a reader sees: neither page furniture nor hidden text."""
+        return not self.is_furniture and not self.hidden
+
     @staticmethod
     def make_id(doc_id: str, kind: ElementKind | str, page: int, order: int, text: str) -> str:
         return content_id("element", doc_id, str(kind), page, order, text)
@@ -269,7 +274,7 @@ class Document(BaseModel):
     def indexable_elements(self) -> Iterator[Element]:
         """Elements in reading order, without page furniture and without hidden text."""
         for element in self.elements:
-            if not element.is_furniture and not element.hidden:
+            if element.is_indexable:
                 yield element
 
     def validate_structure(self) -> None:

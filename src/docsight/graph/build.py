@@ -101,7 +101,7 @@ def element_facts(elements: Iterable[Element]) -> list[ElementFact]:
             kind=e.kind,
             page=e.page,
             section_id=e.section_id,
-            indexable=not e.is_furniture and not e.hidden,
+            indexable=e.is_indexable,
             text=e.text if e.kind in _NAMED_KINDS else "",
             chart=_is_chart(e),
         )

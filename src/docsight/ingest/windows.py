@@ -163,19 +163,6 @@ class ParseWindows:
         return cls.cut(parsed, chunks, graph, packed=True)
 
     @classmethod
-    def spool(
-        cls,
-        parsed: ParsedDocument,
-        chunks: Sequence[Chunk],
-        graph: ContentGraph | None,
-        directory: str,
-    ) -> ParseWindows:
-        """:meth:`cut`, each part pickled into one new file of ``directory`` (a worker writes
-        its windows in two steps instead: :meth:`spool_elements`). A failure leaves no file."""
-        with SpoolWriter(directory, ".windows") as writer:
-            return cls.cut(parsed, chunks, graph, writer=writer)
-
-    @classmethod
     def spool_elements(cls, parsed: ParsedDocument, directory: str) -> ParseWindows:
         """:meth:`cut_elements` into a new file of ``directory``, so that the elements can be
         let go before they are chunked and the graph is built (:meth:`spool_chunks` adds the

@@ -331,9 +331,7 @@ def run_job(
                     chunks = chunker.chunk(parsed.document)
                 parsed = windows.head  # the spool holds the elements now: they can go
                 if captions is not None:
-                    indexable = (
-                        e for e in windows.each_element() if not e.is_furniture and not e.hidden
-                    )
+                    indexable = (e for e in windows.each_element() if e.is_indexable)
                     chunks = chunker.chunk_elements(parsed.document, indexable, captions)
         timings["count.chunks"] = len(chunks)
         graph = None

@@ -181,9 +181,11 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``run_job`` with a spool writes the elements there before it builds the graph, which it
-    builds from their facts; a failure after that leaves no file behind."""
+    builds from their facts and its chunks' facts; a failure after that leaves no file
+    behind."""
     import docsight.graph.build as build
     from docsight.document.ids import bytes_sha256
+    from docsight.graph.build import ChunkFact
     from docsight.ingest.worker import ParseJob, WorkerSetup, WorkerState, run_job
 
     pdf = make_large_pdf(tmp_path / "report.pdf", pages=12)
@@ -206,7 +208,8 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
     skeleton = build.build_skeleton
 
     def spy(document: Any, chunks: Any, **kwargs: Any) -> Any:
-        seen.append((len(document.elements), kwargs.get("facts") is not None))
+        facts = kwargs.get("facts") is not None and all(isinstance(c, ChunkFact) for c in chunks)
+        seen.append((len(document.elements), facts))
         return skeleton(document, chunks, **kwargs)
 
     monkeypatch.setattr(build, "build_skeleton", spy)
@@ -243,10 +246,12 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
     def full(*args: Any, **kwargs: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(ParseWindows, "spool_chunks", full)
+    add_chunk_window = ParseWindows.add_chunk_window
+    monkeypatch.setattr(ParseWindows, "add_chunk_window", full)
     with pytest.raises(IngestError, match=r"temporary directory .*No space left on device"):
         run_spooled()
     assert list(spool.iterdir()) == []
+    monkeypatch.setattr(ParseWindows, "add_chunk_window", add_chunk_window)
 
     def fail(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the graph could not be built")

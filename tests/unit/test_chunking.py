@@ -169,7 +169,7 @@ def test_chunks_from_elements_read_one_at_a_time_are_the_chunks_of_the_document(
     chunks must be those of ``chunk``, and the document's own elements are never read."""
     from docsight.document.artifacts import bound_captions
     from docsight.ingest.page_chunker import AutoChunker, PageChunker
-    from docsight.ingest.worker import _streaming_captions
+    from docsight.ingest.streamed import streaming_captions
 
     def build(b: DocumentBuilder) -> None:
         b.add(ElementKind.HEADER, "Annual report", page=0)
@@ -187,14 +187,18 @@ def test_chunks_from_elements_read_one_at_a_time_are_the_chunks_of_the_document(
         whole = chunker.chunk(doc)
         head = doc.model_copy(update={"elements": []})
         reads: list[str] = []
-        streamed = chunker.chunk_elements(head, _one_by_one(doc, reads), bound_captions(doc))
+        chunks = chunker.chunk_elements(head, _one_by_one(doc, reads), bound_captions(doc))
+        # Each chunk comes as soon as it is finished, before the elements after it are read.
+        first = next(chunks)
+        assert 0 < len(reads) < sum(1 for _ in doc.indexable_elements())
+        streamed = [first, *chunks]
         assert streamed == whole and len(whole) >= 4
         assert len(reads) == sum(1 for _ in doc.indexable_elements())
-        assert _streaming_captions(chunker, doc) == bound_captions(doc) != {}
+        assert streaming_captions(chunker, doc) == bound_captions(doc) != {}
 
     # Page chunks need the document whole; so do elements the windows would reorder.
-    assert _streaming_captions(PageChunker(), doc) is None
+    assert streaming_captions(PageChunker(), doc) is None
     slides = doc.model_copy(update={"layout": "horizontal"})
-    assert _streaming_captions(AutoChunker(), slides) is None
+    assert streaming_captions(AutoChunker(), slides) is None
     backwards = doc.model_copy(update={"elements": list(reversed(doc.elements))})
-    assert _streaming_captions(ElementChunker(), backwards) is None
+    assert streaming_captions(ElementChunker(), backwards) is None

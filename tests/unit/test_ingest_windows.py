@@ -14,7 +14,7 @@ from docsight.document.chunk import Chunk
 from docsight.document.model import Document, Element, ElementKind, Page, ParsedDocument
 from docsight.graph.build import build_skeleton
 from docsight.index import schema as S
-from docsight.ingest.spool import Spooled
+from docsight.ingest.spool import Spooled, SpoolWriter
 from docsight.ingest.windows import ParseWindows
 
 DOC = "d" * 32
@@ -132,10 +132,18 @@ def test_pages_and_elements_written_by_window_are_those_written_whole() -> None:
     assert "part 1" in str(whole["pages"][0]["text"])
 
 
+def _spool_chunks(windows: ParseWindows, chunks: list[Chunk], directory: Path, per: int) -> None:
+    """Chunk windows of ``per`` and no graph, as the worker writes them (``ingest.streamed``)."""
+    with SpoolWriter(str(directory), ".windows") as writer:
+        for k in range(0, len(chunks), per):
+            windows.add_chunk_window(chunks[k : k + per], writer)
+        windows.add_graph(None, writer)
+
+
 def test_windows_spooled_give_back_what_was_cut_and_their_file_goes(tmp_path: Path) -> None:
     parsed, chunks = _document(70)
     windows = ParseWindows.spool_elements(parsed, str(tmp_path))
-    windows.spool_chunks(chunks, None, str(tmp_path))
+    _spool_chunks(windows, chunks, tmp_path, 512)
     first, second = windows.spool_paths
     assert Path(first).is_file() and Path(second).is_file()
     elements: list[Any] = [w.data for w in windows.element_windows]
@@ -161,24 +169,18 @@ def test_windows_that_cannot_be_pickled_leave_no_file(tmp_path: Path) -> None:
     bad = [Unpicklable(**chunks[0].model_dump())]
     windows = ParseWindows.spool_elements(parsed, str(tmp_path))
     with pytest.raises(pickle.PicklingError):
-        windows.spool_chunks(bad, None, str(tmp_path))
+        _spool_chunks(windows, bad, tmp_path, 512)
     assert [Path(p) for p in windows.spool_paths] == list(tmp_path.iterdir())  # elements only
     windows.discard()
     assert list(tmp_path.iterdir()) == []
 
 
-def test_chunks_released_as_they_are_spooled_are_all_in_the_windows(tmp_path: Path) -> None:
+def test_chunk_windows_added_one_at_a_time_hold_every_chunk_in_order(tmp_path: Path) -> None:
     parsed, chunks = _document(40)
     windows = ParseWindows.spool_elements(parsed, str(tmp_path))
-    given = list(chunks)
-    windows.spool_chunks(
-        given,
-        None,
-        str(tmp_path),
-        release=True,
-    )
-    assert given == [] and windows.n_chunks == len(chunks)  # the worker's list is let go
-    assert len(windows.spool_paths) == 2
+    _spool_chunks(windows, chunks, tmp_path, 7)
+    assert windows.n_chunks == len(chunks) and len(windows.chunk_windows) == -(-len(chunks) // 7)
+    assert len(windows.spool_paths) == 2 and windows.skeleton() is None
     assert [c for window in windows.chunks() for c in window] == chunks
     windows.discard()
     assert list(tmp_path.iterdir()) == []

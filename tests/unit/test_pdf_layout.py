@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from docsight.parsers.pdf.figures import cluster_boxes
 from docsight.parsers.pdf.furniture import find_furniture
 from docsight.parsers.pdf.layout import (
@@ -368,3 +370,47 @@ def test_a_packed_page_keeps_what_is_keyed_by_identity() -> None:
     assert back.ocr_scores == {id(new_body.lines[0]): 0.9}
     # The furniture candidates were taken when the page came in, not when it is laid out.
     assert [c[2] for c in store.furniture[0]] == ["revenue", "page #"]
+
+
+def test_a_spilled_store_keeps_its_pages_in_a_file() -> None:
+    """``spill`` keeps packed pages out of memory; saved pages read back as saved, a pickled
+    store carries its pages with it, and a closed store has none."""
+    import pickle
+
+    from docsight.parsers.pdf.page import Page
+    from docsight.parsers.pdf.passes import PageStore
+
+    store = PageStore(packed=True, spill=True)
+    for k in range(3):
+        page = Page(k, PAGE_W, 792.0, lines=group_lines(words_of(f"Line on page {k}", 72, 100)))
+        store.add(page)
+    assert store.spilled() == 3 and store.packed_bytes() > 0
+    page = store.load(1)
+    page.lines = group_lines(words_of("Changed", 72, 100))
+    store.save(1, page)
+    assert store.load(1).lines[0].text == "Changed"
+    assert store.load(2).lines[0].text == "Line on page 2"
+    # A pickled store (a part of a long file) takes the bytes along and no file.
+    copy = pickle.loads(pickle.dumps(store))
+    assert copy.spilled() == 0 and copy.load(1).lines[0].text == "Changed"
+    joined = PageStore(packed=True, spill=True)
+    joined.extend(copy)
+    assert joined.spilled() == 3 and joined.load(0).lines[0].text == "Line on page 0"
+    store.close()
+    with pytest.raises(ValueError, match="released"):
+        store.load(0)
+
+
+def test_a_store_that_cannot_spill_keeps_its_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from docsight.parsers.pdf.page import Page
+    from docsight.parsers.pdf.passes import PageStore
+
+    def no_room(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_room)
+    store = PageStore(packed=True, spill=True)
+    store.add(Page(0, PAGE_W, 792.0, lines=group_lines(words_of("Kept", 72, 100))))
+    assert store.spilled() == 0 and store.load(0).lines[0].text == "Kept"

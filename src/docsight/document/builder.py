@@ -8,6 +8,7 @@ open sections keyed by heading level) and collects binary assets. Parsers theref
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -26,8 +27,9 @@ from docsight.document.model import (
     ParsedDocument,
     Section,
 )
-from docsight.document.pagelabels import infer_page_labels
-from docsight.document.relations import link
+from docsight.document.pagelabels import infer_page_labels, labels_from_numbers
+from docsight.document.relations import link, numbered_artifacts, resolve_mentions
+from docsight.document.stream import ElementSink, StreamNotes
 
 
 class DocumentBuilder:
@@ -65,6 +67,8 @@ class DocumentBuilder:
         #: their PNG bytes (see :meth:`add_asset`).
         self.keep_page_pixels = keep_page_pixels
         self._open: list[Section] = []  # stack of open sections, shallowest first
+        #: Set by :meth:`stream`: the elements go to a sink as the parser finishes pages.
+        self._stream: StreamNotes | None = None
 
     # --- pages and assets ----------------------------------------------------------------------
 
@@ -147,10 +151,12 @@ class DocumentBuilder:
         """
         if page < 0 or (self.pages and page >= len(self.pages)):
             raise ValueError(f"page {page} out of range for {len(self.pages)} pages")
+        if self._stream is not None and page < self._stream.open_page:
+            raise ValueError(f"page {page} was handed over already (streaming, see flush)")
         reasons = sorted(set(hidden))
         if reasons and kind in (ElementKind.TITLE, ElementKind.HEADING, ElementKind.CAPTION):
             kind, level = ElementKind.PARAGRAPH, None
-        order = len(self.elements)
+        order = len(self.elements) + (self._stream.count if self._stream is not None else 0)
         element_id = Element.make_id(self.doc_id, kind, page, order, text)
         if kind == ElementKind.HEADING:
             level = max(1, level or 1)
@@ -200,25 +206,76 @@ class DocumentBuilder:
     def warn(self, message: str) -> None:
         self.warnings.append(message)
 
+    # --- streaming -----------------------------------------------------------------------------
+
+    def stream(self, sink: ElementSink) -> None:
+        """Hand the elements to ``sink`` at each :meth:`flush` instead of holding them; see
+        :mod:`docsight.document.stream`. Only for a parser that adds elements in page order."""
+        self._stream = StreamNotes(sink)
+
+    @property
+    def streaming(self) -> bool:
+        return self._stream is not None
+
+    @property
+    def element_count(self) -> int:
+        """Elements added so far, handed over or not."""
+        return len(self.elements) + (self._stream.count if self._stream is not None else 0)
+
+    def flush(self) -> None:
+        """The parser is done with every page that has an element so far: when streaming,
+        those elements go to the sink (an element for an earlier page is an error from now
+        on). Without :meth:`stream`, nothing happens."""
+        if self._stream is None or not self.elements:
+            return
+        batch, self.elements = self.elements, []
+        pages = [a.page for a in batch]
+        if any(a > b for a, b in itertools.pairwise(pages)):
+            raise ValueError("a streaming builder takes elements in page order")
+        self._stream.take(batch, self.sections, self.pages, self.assets)
+        # The last page may not take more (a batch holds whole pages).
+        self._stream.open_page = pages[-1] + 1
+
     # --- result --------------------------------------------------------------------------------
 
     def build(
         self, *, title: str | None = None, metadata: dict[str, str] | None = None
     ) -> ParsedDocument:
+        """The document. When streaming, the last elements go to the sink first, and the
+        document comes without elements: its map is finished from the builder's notes."""
+        notes = self._stream
+        if notes is not None:
+            self.flush()
         if title is None:
-            title = next((e.text for e in self.elements if e.kind == ElementKind.TITLE), None)
+            if notes is not None:
+                title = notes.title
+            else:
+                title = next((e.text for e in self.elements if e.kind == ElementKind.TITLE), None)
         if self.pages and not any(p.labels for p in self.pages):
             # Parsers that know the labels (a PDF's /PageLabels) set them; otherwise they are
             # read off the page-number furniture.
-            inferred = infer_page_labels(
-                (e for e in self.elements if e.kind in FURNITURE_KINDS), len(self.pages)
-            )
+            if notes is not None:
+                inferred = labels_from_numbers(notes.numbers, len(self.pages))
+            else:
+                furniture = (e for e in self.elements if e.kind in FURNITURE_KINDS)
+                inferred = infer_page_labels(furniture, len(self.pages))
             for index, labels in enumerate(inferred):
                 if labels:
                     self.update_page(index, labels=labels)
         layout = self.layout
         if layout == "unknown":
-            layout = classify_layout(self.media_type, self.pages, self.elements)
+            if notes is not None:
+                layout = notes.layout.decide(self.media_type, self.pages)
+            else:
+                layout = classify_layout(self.media_type, self.pages, self.elements)
+        if notes is not None:
+            numbered = numbered_artifacts(notes.captions, notes.caption_texts)
+            refers = resolve_mentions(notes.mentions, numbered, self.sections, self.pages)
+            edges = notes.captions + refers
+        else:
+            # Hidden text neither captions nor refers: it would wire invisible claims into the
+            # map.
+            edges = link([e for e in self.elements if not e.hidden], self.sections, self.pages)
         document = Document(
             id=self.doc_id,
             title=title,
@@ -226,8 +283,7 @@ class DocumentBuilder:
             pages=self.pages,
             sections=self.sections,
             elements=self.elements,
-            # Hidden text neither captions nor refers: it would wire invisible claims into the map.
-            edges=link([e for e in self.elements if not e.hidden], self.sections, self.pages),
+            edges=edges,
             layout=layout,
             name=self.name,
             source=self.source,
@@ -236,12 +292,19 @@ class DocumentBuilder:
             parser=self.parser,
             size_bytes=self.size_bytes,
         )
-        document.validate_structure()
-        hidden = [e for e in document.elements if e.hidden]
+        if notes is not None:
+            # The elements' own invariants (order, pages, sections) hold by construction here;
+            # the edges are checked against the elements they may name.
+            document.validate_structure(elsewhere=notes.linked)
+            hidden, reasons = notes.hidden_elements, sorted(notes.hidden)
+        else:
+            document.validate_structure()
+            hidden_elements = [e for e in document.elements if e.hidden]
+            hidden = len(hidden_elements)
+            reasons = sorted({str(r) for e in hidden_elements for r in e.hidden})
         if hidden:
-            reasons = sorted({str(r) for e in hidden for r in e.hidden})
             self.warn(
-                f"{len(hidden)} element(s) of text a reader would not see "
+                f"{hidden} element(s) of text a reader would not see "
                 f"({', '.join(reasons)}); kept in the map, not indexed"
             )
         return ParsedDocument(

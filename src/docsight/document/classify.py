@@ -10,7 +10,8 @@ and whether most pages open with a title. A configured vision model may overrule
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 from docsight.document.model import (
     FURNITURE_KINDS,
@@ -28,30 +29,62 @@ _PAGED_TYPES = ("application/pdf", "image/")
 
 def classify_layout(media_type: str, pages: Sequence[Page], elements: Sequence[Element]) -> Layout:
     """``horizontal`` or ``vertical`` from the parsed pages; flowing formats are vertical."""
-    if not media_type.startswith(_PAGED_TYPES) or not pages:
-        return "vertical"  # text, Markdown, HTML, Word: no pages to look at
-    sized = [p for p in pages if p.width > 0 and p.height > 0]
-    landscape = (
-        sum(1 for p in sized if p.width / p.height >= _LANDSCAPE) / len(sized) if sized else 0.0
-    )
-    words = [0] * len(pages)
-    titled: set[int] = set()
-    sizes: list[float] = []
-    for e in elements:
-        if e.kind in FURNITURE_KINDS or e.page >= len(pages):
-            continue
-        n = len(e.text.split())
-        words[e.page] += n
-        if e.kind in HEADING_KINDS:
-            titled.add(e.page)
-        elif e.font is not None and e.font.size:
-            sizes.extend([e.font.size] * min(n, 50))
-    text_pages = [w for w in words if w > 0]
-    density = statistics.median(text_pages) if text_pages else 0.0
-    body_size = statistics.median(sizes) if sizes else 0.0
-    score = 0.0
-    score += 2.0 if landscape >= 0.8 else 0.0
-    score += 1.0 if density < _SPARSE_WORDS else 0.0
-    score += 1.0 if body_size >= _LARGE_TYPE else 0.0
-    score += 1.0 if text_pages and len(titled) >= 0.6 * len(text_pages) else 0.0
-    return "horizontal" if score >= 3.0 else "vertical"
+    tally = LayoutTally()
+    tally.add(elements, len(pages))
+    return tally.decide(media_type, pages)
+
+
+class LayoutTally:
+    """What :func:`classify_layout` measures of the elements, added a batch at a time, so a
+    document can be classified without holding its elements (the builder's streaming)."""
+
+    def __init__(self) -> None:
+        self.words: dict[int, int] = {}
+        self.titled: set[int] = set()
+        #: Body type sizes, each weighted by its element's words (at most 50).
+        self.sizes: Counter[float] = Counter()
+
+    def add(self, elements: Iterable[Element], page_count: int) -> None:
+        for e in elements:
+            if e.kind in FURNITURE_KINDS or e.page >= page_count:
+                continue
+            n = len(e.text.split())
+            self.words[e.page] = self.words.get(e.page, 0) + n
+            if e.kind in HEADING_KINDS:
+                self.titled.add(e.page)
+            elif e.font is not None and e.font.size:
+                self.sizes[e.font.size] += min(n, 50)
+
+    def decide(self, media_type: str, pages: Sequence[Page]) -> Layout:
+        if not media_type.startswith(_PAGED_TYPES) or not pages:
+            return "vertical"  # text, Markdown, HTML, Word: no pages to look at
+        sized = [p for p in pages if p.width > 0 and p.height > 0]
+        landscape = (
+            sum(1 for p in sized if p.width / p.height >= _LANDSCAPE) / len(sized) if sized else 0.0
+        )
+        text_pages = [w for w in self.words.values() if w > 0]
+        density = statistics.median(text_pages) if text_pages else 0.0
+        body_size = _weighted_median(self.sizes)
+        score = 0.0
+        score += 2.0 if landscape >= 0.8 else 0.0
+        score += 1.0 if density < _SPARSE_WORDS else 0.0
+        score += 1.0 if body_size >= _LARGE_TYPE else 0.0
+        score += 1.0 if text_pages and len(self.titled) >= 0.6 * len(text_pages) else 0.0
+        return "horizontal" if score >= 3.0 else "vertical"
+
+
+def _weighted_median(counts: Counter[float]) -> float:
+    """The median of the values repeated by their counts (``statistics.median`` of that list)."""
+    n = sum(counts.values())
+    if n == 0:
+        return 0.0
+    values = sorted(v for v, c in counts.items() if c > 0)
+
+    def at(k: int) -> float:
+        for v in values:
+            k -= counts[v]
+            if k < 0:
+                return v
+        raise IndexError(k)
+
+    return at(n // 2) if n % 2 else (at(n // 2 - 1) + at(n // 2)) / 2

@@ -12,7 +12,7 @@ they survive re-rendering at any resolution. Pages are 0-based everywhere.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -249,15 +249,7 @@ class Document(BaseModel):
 
     def section_path(self, section_id: str | None) -> list[str]:
         """Titles from the top-level section down to ``section_id``."""
-        index = self.section_index()
-        path: list[str] = []
-        seen: set[str] = set()
-        while section_id and section_id in index and section_id not in seen:
-            seen.add(section_id)
-            section = index[section_id]
-            path.append(section.title)
-            section_id = section.parent_id
-        return list(reversed(path))
+        return section_path(self.section_index(), section_id)
 
     def children(self, section_id: str | None) -> list[Section]:
         """Direct subsections of ``section_id`` (``None`` for the top level), in order."""
@@ -277,8 +269,9 @@ class Document(BaseModel):
             if element.is_indexable:
                 yield element
 
-    def validate_structure(self) -> None:
-        """Check the invariants every parser must keep; raises ``ValueError``."""
+    def validate_structure(self, elsewhere: Collection[str] = ()) -> None:
+        """Check the invariants every parser must keep; raises ``ValueError``. ``elsewhere``:
+        ids of elements held apart from the document (streamed) that edges may name."""
         section_ids = {s.id for s in self.sections}
         for s in self.sections:
             if s.parent_id is not None and s.parent_id not in section_ids:
@@ -293,7 +286,7 @@ class Document(BaseModel):
                 raise ValueError(f"element {e.id} points at unknown section {e.section_id}")
         if len({e.id for e in self.elements}) != len(self.elements):
             raise ValueError("duplicate element ids")
-        targets = {e.id for e in self.elements} | section_ids
+        targets = {e.id for e in self.elements} | section_ids | set(elsewhere)
         for edge in self.edges:
             if edge.source not in targets or (
                 edge.target is not None and edge.target not in targets
@@ -301,6 +294,19 @@ class Document(BaseModel):
                 raise ValueError(f"edge {edge.kind} {edge.source} -> {edge.target} is dangling")
             if edge.target_page is not None and pages and edge.target_page >= pages:
                 raise ValueError(f"edge {edge.kind} points at page {edge.target_page}")
+
+
+def section_path(index: Mapping[str, Section], section_id: str | None) -> list[str]:
+    """Titles from the top-level section down to ``section_id``, by the sections' ``index``
+    (id → section)."""
+    path: list[str] = []
+    seen: set[str] = set()
+    while section_id and section_id in index and section_id not in seen:
+        seen.add(section_id)
+        section = index[section_id]
+        path.append(section.title)
+        section_id = section.parent_id
+    return list(reversed(path))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from docsight.document.model import Element
 
@@ -32,7 +32,11 @@ def printed_numbers(furniture: Iterable[Element]) -> dict[int, set[int]]:
 
 def infer_page_labels(furniture: Iterable[Element], page_count: int) -> list[list[str]]:
     """Labels for each page (possibly empty lists), from the furniture elements."""
-    shown = printed_numbers(furniture)
+    return labels_from_numbers(printed_numbers(furniture), page_count)
+
+
+def labels_from_numbers(shown: Mapping[int, set[int]], page_count: int) -> list[list[str]]:
+    """Labels for each page from the numbers its furniture prints (:func:`printed_numbers`)."""
     labels: list[list[str]] = [[] for _ in range(page_count)]
     offsets = Counter(n - (page + 1) for page, numbers in shown.items() for n in numbers)
     if offsets:

@@ -13,7 +13,8 @@ Two kinds of relation are found for every document, whatever its format:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from docsight.document.captions import CAPTION_RE, caption_target
 from docsight.document.model import Edge, EdgeKind, Element, ElementKind, Page, Section
@@ -76,22 +77,59 @@ def bind_captions(elements: Sequence[Element]) -> list[Edge]:
     return edges
 
 
-def resolve_references(
-    elements: Sequence[Element],
-    sections: Sequence[Section],
-    pages: Sequence[Page],
-    captions: Sequence[Edge],
-) -> list[Edge]:
-    """``refers_to`` edges from text that names tables, figures, sections or pages."""
-    by_id = {e.id: e for e in elements}
+class Mention(NamedTuple):
+    """A passage's words naming a table, figure, section or page ("see Table 3"), before
+    they are resolved: the element, the word ("table"), the number ("3") and the words."""
+
+    source: str
+    word: str
+    number: str
+    text: str
+
+
+def mentions(elements: Iterable[Element]) -> list[Mention]:
+    """What the text elements of ``elements`` mention, in order: the half of
+    :func:`resolve_references` that reads text, so a document can be linked without holding
+    its elements (:class:`~docsight.document.builder.DocumentBuilder` streaming)."""
+    found: list[Mention] = []
+    for element in elements:
+        if element.kind not in _TEXT_KINDS:
+            continue
+        own_caption = element.kind == ElementKind.CAPTION
+        for match in _REFERENCE.finditer(element.text):
+            if own_caption and match.start() == 0:
+                continue  # a caption's own label is a binding, not a reference
+            found.append(
+                Mention(
+                    element.id, match.group("kind").lower(), match.group(2).lower(), match.group(0)
+                )
+            )
+    return found
+
+
+def numbered_artifacts(
+    captions: Sequence[Edge], caption_texts: Mapping[str, str]
+) -> dict[tuple[str, str], str]:
+    """``("table", "3") → the table's id`` from ``caption_of`` edges and their captions' texts
+    (by caption id); the first table or figure of a number wins."""
     numbered: dict[tuple[str, str], str] = {}
     for edge in captions:
-        caption = by_id.get(edge.source)
-        number = _caption_number(caption.text) if caption else None
-        if caption is None or number is None or edge.target is None:
+        text = caption_texts.get(edge.source)
+        number = _caption_number(text) if text is not None else None
+        if text is None or number is None or edge.target is None:
             continue
-        kind = "table" if caption_target(caption.text) == "table" else "figure"
+        kind = "table" if caption_target(text) == "table" else "figure"
         numbered.setdefault((kind, number), edge.target)
+    return numbered
+
+
+def resolve_mentions(
+    found: Iterable[Mention],
+    numbered: Mapping[tuple[str, str], str],
+    sections: Sequence[Section],
+    pages: Sequence[Page],
+) -> list[Edge]:
+    """``refers_to`` edges for the mentions that name something the document has."""
     section_numbers: dict[str, str] = {}
     for section in sections:
         match = _SECTION_NUMBER.match(section.title + " ")
@@ -104,43 +142,48 @@ def resolve_references(
 
     edges: list[Edge] = []
     seen: set[tuple[str, str | None, int | None]] = set()
-    for element in elements:
-        if element.kind not in _TEXT_KINDS:
+    for mention in found:
+        word, number = mention.word, mention.number
+        target: str | None = None
+        target_page: int | None = None
+        if word.startswith("tab"):
+            target = numbered.get(("table", number))
+        elif word.startswith(("fig", "chart", "exhibit")):
+            target = numbered.get(("figure", number))
+        elif word.startswith(("sec", "§")):
+            target = section_numbers.get(number)
+        elif number.isdigit():
+            target_page = page_labels.get(number)
+            if target_page is None and 1 <= int(number) <= len(pages):
+                target_page = int(number) - 1
+        if target is None and target_page is None:
             continue
-        own_caption = element.kind == ElementKind.CAPTION
-        for match in _REFERENCE.finditer(element.text):
-            word = match.group("kind").lower()
-            number = match.group(2).lower()
-            target: str | None = None
-            target_page: int | None = None
-            if word.startswith("tab"):
-                target = numbered.get(("table", number))
-            elif word.startswith(("fig", "chart", "exhibit")):
-                target = numbered.get(("figure", number))
-            elif word.startswith(("sec", "§")):
-                target = section_numbers.get(number)
-            elif number.isdigit():
-                target_page = page_labels.get(number)
-                if target_page is None and 1 <= int(number) <= len(pages):
-                    target_page = int(number) - 1
-            if target is None and target_page is None:
-                continue
-            if own_caption and match.start() == 0:
-                continue  # a caption's own label is a binding, not a reference
-            key = (element.id, target, target_page)
-            if key in seen:
-                continue
-            seen.add(key)
-            edges.append(
-                Edge(
-                    kind=EdgeKind.REFERS_TO,
-                    source=element.id,
-                    target=target,
-                    target_page=target_page,
-                    text=match.group(0),
-                )
+        key = (mention.source, target, target_page)
+        if key in seen:
+            continue
+        seen.add(key)
+        edges.append(
+            Edge(
+                kind=EdgeKind.REFERS_TO,
+                source=mention.source,
+                target=target,
+                target_page=target_page,
+                text=mention.text,
             )
+        )
     return edges
+
+
+def resolve_references(
+    elements: Sequence[Element],
+    sections: Sequence[Section],
+    pages: Sequence[Page],
+    captions: Sequence[Edge],
+) -> list[Edge]:
+    """``refers_to`` edges from text that names tables, figures, sections or pages."""
+    texts = {e.id: e.text for e in elements if e.kind == ElementKind.CAPTION}
+    numbered = numbered_artifacts(captions, texts)
+    return resolve_mentions(mentions(elements), numbered, sections, pages)
 
 
 def link(

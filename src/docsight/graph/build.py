@@ -109,21 +109,51 @@ def element_facts(elements: Iterable[Element]) -> list[ElementFact]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkFact:
+    """What the graph reads of one chunk: all but its indexed text (the body with a section
+    prefix), its names and boxes. A third of a chunk's size as an object, so a worker can write
+    a long document's chunks away as the chunker makes them and build the graph from these."""
+
+    id: str
+    kind: str
+    order: int
+    page: int
+    pages: list[int]
+    body: str
+    section_path: list[str]
+    element_ids: list[str]
+
+    @classmethod
+    def of(cls, chunk: Chunk) -> ChunkFact:
+        return cls(
+            id=chunk.id,
+            kind=chunk.kind,
+            order=chunk.order,
+            page=chunk.page,
+            pages=chunk.pages,
+            body=chunk.body,
+            section_path=chunk.section_path,
+            element_ids=chunk.element_ids,
+        )
+
+
 def build_skeleton(
     document: Document,
-    chunks: Sequence[Chunk],
+    chunks: Sequence[Chunk | ChunkFact],
     *,
     window: int = 2,
     facts: Sequence[ElementFact] | None = None,
 ) -> ContentGraph:
-    """The content graph of ``document`` over ``chunks`` before any vector is known: its nodes
-    with extractive summaries, its edges and reference index. It needs the whole document (or
-    its elements' ``facts``, with the rest of the document) and its chunks, where they are built
-    (the ingest worker); :func:`finish_graph <docsight.graph.finish_graph>` adds what needs the
-    vectors, with the chunks' ids alone."""
+    """The content graph of ``document`` over ``chunks`` (or their :class:`ChunkFact`) before
+    any vector is known: its nodes with extractive summaries, its edges and reference index.
+    It needs the whole document (or its elements' ``facts``, with the rest of the document) and
+    its chunks, where they are built (the ingest worker); :func:`finish_graph
+    <docsight.graph.finish_graph>` adds what needs the vectors, with the chunks' ids alone."""
     if facts is None:
         facts = element_facts(document.elements)
-    return _Builder(document, facts, list(chunks), window).build()
+    read = [c if isinstance(c, ChunkFact) else ChunkFact.of(c) for c in chunks]
+    return _Builder(document, facts, read, window).build()
 
 
 def build_graph(
@@ -217,7 +247,7 @@ class _Builder:
         self,
         document: Document,
         facts: Sequence[ElementFact],
-        chunks: list[Chunk],
+        chunks: list[ChunkFact],
         window: int,
     ) -> None:
         # The document's pages, sections, edges and names; its elements are read as ``facts``.
@@ -247,7 +277,7 @@ class _Builder:
 
     # --- nodes -------------------------------------------------------------------------------
 
-    def _section_of(self, chunk: Chunk) -> str | None:
+    def _section_of(self, chunk: ChunkFact) -> str | None:
         members = [self.elements[e] for e in chunk.element_ids if e in self.elements]
         content = [e for e in members if e.kind not in (ElementKind.HEADING, ElementKind.TITLE)]
         for element in content or members:
@@ -297,7 +327,7 @@ class _Builder:
         children: dict[str | None, list[str]] = {}
         for section in sorted(self.doc.sections, key=lambda s: s.order):
             children.setdefault(section.parent_id, []).append(section.id)
-        chunks_in: dict[str, list[Chunk]] = {}
+        chunks_in: dict[str, list[ChunkFact]] = {}
         for chunk in self.chunks:
             section_id = self.chunk_section[chunk.id]
             if section_id is not None:
@@ -337,7 +367,7 @@ class _Builder:
                 )
 
     def _page_nodes(self) -> None:
-        on_page: dict[int, list[Chunk]] = {}
+        on_page: dict[int, list[ChunkFact]] = {}
         for chunk in self.chunks:
             for index in chunk.pages or [chunk.page]:
                 on_page.setdefault(index, []).append(chunk)

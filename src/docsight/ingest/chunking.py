@@ -13,7 +13,7 @@ to a reader replaces them with the table or picture when the answer needs it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from docsight._registry import Registry
@@ -45,14 +45,15 @@ class StreamingChunker(Chunker, Protocol):
     window by window (a long document's worker lets them go first, ``ingest.worker``).
 
     Contract: for a document it ``streams``, ``chunk_elements(document, its indexable elements
-    in reading order, bound_captions(document))`` returns exactly ``chunk(document)``, reading
-    only the sections and names of ``document`` itself."""
+    in reading order, bound_captions(document))`` yields exactly the chunks of
+    ``chunk(document)``, in order, reading only the sections and names of ``document`` itself,
+    and the elements only as far as it needs to finish each chunk it yields."""
 
     def streams(self, document: Document) -> bool: ...
 
     def chunk_elements(
         self, document: Document, elements: Iterable[Element], captions: Mapping[str, Element]
-    ) -> list[Chunk]: ...
+    ) -> Iterator[Chunk]: ...
 
 
 CHUNKERS: Registry[Chunker] = Registry("chunkers")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from docsight.document.artifacts import DESCRIPTION_CONTEXT, DESCRIPTION_TEXT
@@ -21,6 +21,8 @@ from docsight.document.model import (
     EdgeKind,
     Element,
     ElementKind,
+    Layout,
+    Page,
     ParsedDocument,
 )
 
@@ -162,68 +164,124 @@ def enrich(parsed: ParsedDocument, vision: VisionDescriber | None = None) -> Par
     """
     doc = parsed.document
     assets: dict[str, Any] = {a.id: a for a in parsed.assets}
-    if vision is not None:
-        vision.start_document()
-        renders = [assets[p.image_id].data for p in doc.pages[:2] if p.image_id in assets]
-        if renders and doc.media_type.startswith(("application/pdf", "image/")):
-            doc.layout = vision.layout(renders) or doc.layout
-    captions = {e.target: e.source for e in doc.edges if e.kind == EdgeKind.CAPTION_OF and e.target}
+    describer = Describer(vision)
+    doc.layout = describer.start(doc.pages, doc.media_type, assets) or doc.layout
     by_id = {e.id: e for e in doc.elements}
-    previous_text: str | None = None
-    to_look_at: list[tuple[Element, bytes, str | None, str | None]] = []
-    tables: list[tuple[Element, str | None]] = []
-    # Hidden elements are never indexed: describing them would carry their text into the index.
-    for element in doc.indexable_elements():
-        caption_id = captions.get(element.id)
-        caption = by_id[caption_id].text if caption_id in by_id else element.attrs.get("caption")
-        if element.kind == ElementKind.TABLE or (
-            element.kind == ElementKind.CHART and element.markdown
-        ):
-            # Charts read from Office files carry their data table: describe it row by row.
-            title = caption or (element.text if element.kind == ElementKind.CHART else None)
-            element.attrs["description"] = describe_table(element, title)
-            if vision is not None and element.markdown:
-                tables.append((element, caption))
-        elif element.kind in (ElementKind.FIGURE, ElementKind.CHART):
-            share = element.bbox.area if element.bbox is not None else 1.0
-            asset = assets.get(element.image_id) if element.image_id else None
-            picture_class = (
-                "chart"
-                if element.kind == ElementKind.CHART
-                else classify_picture(asset.data if asset else None, element, share)
-            )
-            element.attrs["picture_class"] = picture_class
-            element.attrs["description"] = describe_picture(
-                element, picture_class, caption, previous_text, doc.section_path(element.section_id)
-            )
-            if (
-                vision is not None
-                and asset is not None
-                and picture_class != "blank"
-                and share >= vision.settings.min_picture_area
-            ):
-                to_look_at.append((element, asset.data, caption, previous_text))
-        elif element.kind == ElementKind.PARAGRAPH and element.text.strip():
-            previous_text = _last_sentence(element.text)
-    if vision is not None and (to_look_at or tables):
-        _ask_vision(vision, to_look_at, tables)
+    captions = {
+        e.target: by_id[e.source].text
+        for e in doc.edges
+        if e.kind == EdgeKind.CAPTION_OF and e.target and e.source in by_id
+    }
+    describer.describe(doc.indexable_elements(), captions, assets, doc.section_path)
     if doc.layout == "horizontal":
-        per_page: dict[int, list[Element]] = {}
-        for element in doc.indexable_elements():
-            per_page.setdefault(element.page, []).append(element)
-        pages = []
-        for page in doc.pages:
-            description = describe_page(per_page.get(page.index, []), page.index)
-            if vision is not None and page.image_id in assets:
-                description = vision.page(assets[page.image_id].data, description) or description
-            pages.append(page.model_copy(update={"description": description}))
-        doc.pages = pages
-    if vision is not None and vision.failures:
-        parsed.warnings.append(
-            f"the vision model failed on {len(vision.failures)} request(s); offline descriptions "
-            f"were kept ({vision.failures[0]})"
-        )
+        doc.pages = describer.describe_pages(doc.pages, doc.indexable_elements(), assets)
+    describer.finish(parsed.warnings)
     return parsed
+
+
+class Describer:
+    """:func:`enrich` in steps, so a document can be described a batch of elements at a time
+    (a streamed parse, :mod:`docsight.document.stream`): :meth:`start` once, :meth:`describe`
+    for each batch in reading order, :meth:`describe_pages` once the layout is known (for a
+    horizontal document), :meth:`finish` at the end."""
+
+    def __init__(self, vision: VisionDescriber | None) -> None:
+        self.vision = vision
+        #: The last sentence of the last paragraph described: a picture's context.
+        self._previous: str | None = None
+
+    def start(
+        self, pages: Sequence[Page], media_type: str, assets: Mapping[str, Any]
+    ) -> Layout | None:
+        """The layout the vision model sees in the first page renders (``None``: no model, or
+        no answer)."""
+        if self.vision is None:
+            return None
+        self.vision.start_document()
+        renders = [
+            assets[p.image_id].data for p in pages[:2] if p.image_id and p.image_id in assets
+        ]
+        if renders and media_type.startswith(("application/pdf", "image/")):
+            return self.vision.layout(renders)
+        return None
+
+    def describe(
+        self,
+        elements: Iterable[Element],
+        captions: Mapping[str, str],
+        assets: Mapping[str, Any],
+        section_path: Callable[[str | None], Sequence[str]],
+    ) -> None:
+        """Describe the tables and pictures among the indexable ``elements`` (hidden elements
+        are never indexed: describing them would carry their text into the index).
+        ``captions``: a table's or picture's id → its bound caption's text."""
+        vision = self.vision
+        to_look_at: list[tuple[Element, bytes, str | None, str | None]] = []
+        tables: list[tuple[Element, str | None]] = []
+        for element in elements:
+            if not element.is_indexable:
+                continue
+            caption = captions.get(element.id, element.attrs.get("caption"))
+            if element.kind == ElementKind.TABLE or (
+                element.kind == ElementKind.CHART and element.markdown
+            ):
+                # Charts read from Office files carry their data table: describe it row by row.
+                title = caption or (element.text if element.kind == ElementKind.CHART else None)
+                element.attrs["description"] = describe_table(element, title)
+                if vision is not None and element.markdown:
+                    tables.append((element, caption))
+            elif element.kind in (ElementKind.FIGURE, ElementKind.CHART):
+                share = element.bbox.area if element.bbox is not None else 1.0
+                asset = assets.get(element.image_id) if element.image_id else None
+                picture_class = (
+                    "chart"
+                    if element.kind == ElementKind.CHART
+                    else classify_picture(asset.data if asset else None, element, share)
+                )
+                element.attrs["picture_class"] = picture_class
+                path = section_path(element.section_id)
+                element.attrs["description"] = describe_picture(
+                    element, picture_class, caption, self._previous, path
+                )
+                if (
+                    vision is not None
+                    and asset is not None
+                    and picture_class != "blank"
+                    and share >= vision.settings.min_picture_area
+                ):
+                    to_look_at.append((element, asset.data, caption, self._previous))
+            elif element.kind == ElementKind.PARAGRAPH and element.text.strip():
+                self._previous = _last_sentence(element.text)
+        if vision is not None and (to_look_at or tables):
+            _ask_vision(vision, to_look_at, tables)
+
+    def describe_pages(
+        self, pages: Sequence[Page], elements: Iterable[Element], assets: Mapping[str, Any]
+    ) -> list[Page]:
+        """``pages`` with descriptions of a slide-like document's pages, from its indexable
+        ``elements`` (described already)."""
+        per_page: dict[int, list[Element]] = {}
+        for element in elements:
+            if element.is_indexable:
+                per_page.setdefault(element.page, []).append(element)
+        described = []
+        for page in pages:
+            description = describe_page(per_page.get(page.index, []), page.index)
+            if self.vision is not None and page.image_id and page.image_id in assets:
+                description = (
+                    self.vision.page(assets[page.image_id].data, description) or description
+                )
+            described.append(page.model_copy(update={"description": description}))
+        return described
+
+    def finish(self, warnings: list[str]) -> None:
+        """Report the vision model's failures, if any, in ``warnings``."""
+        vision = self.vision
+        if vision is not None and vision.failures:
+            warnings.append(
+                f"the vision model failed on {len(vision.failures)} request(s); offline "
+                f"descriptions were kept ({vision.failures[0]})"
+            )
 
 
 def _ask_vision(

@@ -12,7 +12,7 @@ and leaves a placeholder in the text flow; in ``interleaved`` they stay inline i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from docsight.document.artifacts import (
@@ -79,16 +79,26 @@ class _Finished:
         self.chunks: list[Chunk] = []
         self.last: _Draft | None = None
 
+        self.count = 0
+
     def append(self, draft: _Draft) -> None:
         if self.last is not None:
-            self.chunks.append(self._finish(len(self.chunks), self.last))
+            self._add(self.last)
         self.last = draft
 
-    def close(self) -> list[Chunk]:
+    def close(self) -> None:
         if self.last is not None:
-            self.chunks.append(self._finish(len(self.chunks), self.last))
+            self._add(self.last)
             self.last = None
-        return self.chunks
+
+    def ready(self) -> list[Chunk]:
+        """The chunks finished since the last call (the caller takes them over)."""
+        chunks, self.chunks = self.chunks, []
+        return chunks
+
+    def _add(self, draft: _Draft) -> None:
+        self.chunks.append(self._finish(self.count, draft))
+        self.count += 1
 
 
 class ElementChunker:
@@ -102,7 +112,7 @@ class ElementChunker:
 
     def chunk(self, document: Document) -> list[Chunk]:
         captions = bound_captions(document)
-        return self.chunk_elements(document, document.indexable_elements(), captions)
+        return list(self.chunk_elements(document, document.indexable_elements(), captions))
 
     def streams(self, document: Document) -> bool:
         """Whether :meth:`chunk_elements` chunks ``document`` (always, for this strategy)."""
@@ -113,12 +123,12 @@ class ElementChunker:
         document: Document,
         elements: Iterable[Element],
         captions: Mapping[str, Element],
-    ) -> list[Chunk]:
+    ) -> Iterator[Chunk]:
         """The chunks of ``document`` from its indexable ``elements`` in reading order (read as
         they come, so they may be loaded window by window) and its ``captions``
         (``bound_captions``); of ``document`` itself only the sections and names are read. A
-        chunk is finished as soon as no later element can join it, so the elements it holds
-        are let go as the reading goes on."""
+        chunk is finished, and yielded, as soon as no later element can join it, so the
+        elements it holds are let go as the reading goes on, and the chunks may be too."""
         s = self.settings
         caption_ids = {c.id for c in captions.values()}
         levels = {s.id: s.level for s in document.sections}
@@ -158,6 +168,7 @@ class ElementChunker:
             return current
 
         for element in elements:
+            yield from drafts.ready()
             if element.id in caption_ids:
                 continue  # travels with its table or picture
             if _is_heading(element):
@@ -238,7 +249,8 @@ class ElementChunker:
         flush()
         if current is not None and current.items:  # a document of headings only
             drafts.append(current)
-        return drafts.close()
+        drafts.close()
+        yield from drafts.ready()
 
     def _finish(self, document: Document, order: int, draft: _Draft) -> Chunk:
         elements = list({e.id: e for e, _ in draft.items}.values())

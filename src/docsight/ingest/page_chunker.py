@@ -9,7 +9,7 @@ one source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from docsight.document.artifacts import (
     ARTIFACT_KINDS,
@@ -102,7 +102,7 @@ class AutoChunker:
 
     def chunk_elements(
         self, document: Document, elements: Iterable[Element], captions: Mapping[str, Element]
-    ) -> list[Chunk]:
+    ) -> Iterator[Chunk]:
         """:meth:`ElementChunker.chunk_elements`, for a document that :meth:`streams`."""
         if not self.streams(document):
             raise ValueError("a horizontal document is chunked by page, whole")

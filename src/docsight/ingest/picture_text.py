@@ -9,8 +9,10 @@ are built, so the words become searchable and feed the picture's description.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
+from typing import Any
 
-from docsight.document.model import ElementKind, ParsedDocument
+from docsight.document.model import Asset, Element, ElementKind, ParsedDocument
 from docsight.parsers.base import ParseContext
 from docsight.settings import ParseSettings
 
@@ -24,47 +26,80 @@ def read_picture_text(
     parsed: ParsedDocument, context: ParseContext, settings: ParseSettings
 ) -> int:
     """OCR pictures without text; returns how many were read. Needs the ``ocr`` extra."""
-    if settings.ocr == "never":
-        return 0
-    from docsight.vision.common import ocr_available
+    reader = PictureReader(context, settings)
+    reader.read(parsed.document.indexable_elements(), parsed.assets, parsed.warnings)
+    return reader.count
 
-    if not ocr_available():
-        return 0
-    from PIL import Image
 
-    from docsight.vision.ocr import OcrEngine
+class PictureReader:
+    """:func:`read_picture_text` over a document's elements a batch at a time, in order (the
+    batches of a streamed parse, :mod:`docsight.document.stream`): the limit of pictures per
+    document holds over all the batches."""
 
-    assets = {a.id: a for a in parsed.assets}
-    engine = OcrEngine.shared()
-    read = 0
-    for element in parsed.document.indexable_elements():
-        if read >= _MAX_PICTURES:
-            parsed.warnings.append(f"text was read from the first {_MAX_PICTURES} pictures only")
-            break
-        if element.kind != ElementKind.FIGURE or element.text.strip() or element.attrs.get("ocr"):
-            continue
-        asset = assets.get(element.image_id or "")
-        share = element.bbox.area if element.bbox is not None else 1.0
-        if asset is None or share < settings.ocr_picture_min_area:
-            continue
+    def __init__(self, context: ParseContext, settings: ParseSettings) -> None:
+        self.context = context
+        self.settings = settings
+        self.count = 0
+        self._done = False
+        self._engine: Any = None
+        self._usable = settings.ocr != "never"
+
+    def read(
+        self, elements: Iterable[Element], assets: Iterable[Asset], warnings: list[str]
+    ) -> None:
+        """OCR the pictures without text among the indexable ``elements`` (in reading order);
+        the crops are among ``assets``; what went wrong is added to ``warnings``."""
+        if self._done or not self._usable:
+            return
+        if self._engine is None:
+            from docsight.vision.common import ocr_available
+
+            if not ocr_available():
+                self._usable = False
+                return
+            from docsight.vision.ocr import OcrEngine
+
+            self._engine = OcrEngine.shared()
+        by_id: dict[str, Asset] | None = None
+        for element in elements:
+            if not element.is_indexable:
+                continue
+            if self.count >= _MAX_PICTURES:
+                warnings.append(f"text was read from the first {_MAX_PICTURES} pictures only")
+                self._done = True
+                return
+            if (
+                element.kind != ElementKind.FIGURE
+                or element.text.strip()
+                or element.attrs.get("ocr")
+            ):
+                continue
+            if by_id is None:
+                by_id = {a.id: a for a in assets}
+            asset = by_id.get(element.image_id or "")
+            share = element.bbox.area if element.bbox is not None else 1.0
+            if asset is None or share < self.settings.ocr_picture_min_area:
+                continue
+            self._read_one(element, asset, warnings)
+
+    def _read_one(self, element: Element, asset: Asset, warnings: list[str]) -> None:
+        from PIL import Image
+
         try:
             with Image.open(io.BytesIO(asset.data)) as image:
                 if min(image.size) < _MIN_SIDE:
-                    continue
-                lines = engine.recognize(image.convert("RGB"), context.cache)
+                    return
+                lines = self._engine.recognize(image.convert("RGB"), self.context.cache)
         except Exception as exc:  # an unreadable crop must not fail the document
-            parsed.warnings.append(
-                f"could not read text in a picture on page {element.page + 1}: {exc}"
-            )
-            continue
-        read += 1
+            warnings.append(f"could not read text in a picture on page {element.page + 1}: {exc}")
+            return
+        self.count += 1
         confident = [ln for ln in lines if ln.score >= 0.6 and ln.text.strip()]
         if not confident:
-            continue
+            return
         # Lines top to bottom, then left to right: good enough for labels and short captions.
         confident.sort(key=lambda ln: (round(ln.box[1] / 12), ln.box[0]))
         element.text = "\n".join(ln.text.strip() for ln in confident)
         element.attrs["ocr"] = True
         element.attrs["labels"] = element.text
         element.attrs["confidence"] = round(sum(ln.score for ln in confident) / len(confident), 3)
-    return read

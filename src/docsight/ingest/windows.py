@@ -13,12 +13,15 @@ native buffers cannot use. A window's objects are made and freed by themselves.
 
 A worker under a supervisor writes the pickled parts to spool files (:mod:`.spool`) and sends
 where they lie, so neither process holds them all as bytes, and the receiver reads one window
-at a time from disk. It writes them in two steps: the head and element windows once the
-document is parsed and described (:meth:`ParseWindows.spool_elements`), so that the elements
-can be let go and chunked back one window at a time (:meth:`ParseWindows.each_element`) and
-the graph built from their facts; then the chunks, let go as they are written, and the
-skeleton (:meth:`ParseWindows.spool_chunks`). Without a spool (a Ray task's result travels
-to another machine), the parts are pickled into the message (:meth:`ParseWindows.pack`).
+at a time from disk. It writes them in two files. The element windows come first: as the
+parse goes, for a parser that streams its elements (``ingest.streamed``, built on these
+windows' fields), or once the document is parsed and described
+(:meth:`ParseWindows.spool_elements`). The worker then chunks them back one window at a time
+(:meth:`ParseWindows.each_element`) and writes each chunk window as the chunker finishes it
+(:meth:`ParseWindows.add_chunk_window`), then the graph's skeleton, built from the elements'
+and the chunks' facts (:meth:`ParseWindows.add_graph`). Without a spool (a Ray task's result
+travels to another machine), the parts are pickled into the message
+(:meth:`ParseWindows.pack`).
 
 Parsed in the ingesting process itself (``ingest.isolation = "none"``), the output is cut by
 :meth:`ParseWindows.cut` without pickling: the same code path, holding what the parse made
@@ -65,8 +68,8 @@ class ParseWindows:
     n_chunks: int
     #: Elements whose text is hidden on the page (counted before they were cut).
     hidden_elements: int
-    #: The spool files the pickled parts lie in (:meth:`spool_elements`, :meth:`spool_chunks`),
-    #: removed by :meth:`discard`.
+    #: The spool files the pickled parts lie in (:meth:`spool_elements`,
+    #: :meth:`add_chunk_window`), removed by :meth:`discard`.
     spool_paths: list[str] = field(default_factory=list)
 
     @classmethod
@@ -139,20 +142,29 @@ class ParseWindows:
         packed: bool = False,
         writer: SpoolWriter | None = None,
         chunks_per_window: int = CHUNKS_PER_WINDOW,
-        release: bool = False,
     ) -> None:
-        """The chunk windows and the graph, after :meth:`cut_elements`. With ``release``, the
-        list ``chunks`` is emptied once its windows are pickled, so that its objects can go
-        before the graph is pickled (the caller holds no other reference)."""
+        """The chunk windows and the graph, after :meth:`cut_elements`."""
         size = max(1, chunks_per_window)
         self.n_chunks = len(chunks)
         self.chunk_windows = [
             _wrap(list(chunks[k : k + size]), packed, writer) for k in range(0, len(chunks), size)
         ]
-        if release and isinstance(chunks, list):
-            chunks.clear()
         self.graph = _wrap(graph, packed, writer) if graph is not None else None
         if writer is not None and writer.path not in self.spool_paths:
+            self.spool_paths.append(writer.path)
+
+    def add_chunk_window(self, chunks: list[Chunk], writer: SpoolWriter) -> None:
+        """One more chunk window, written to ``writer``: the chunks as the chunker yields them,
+        so that they are not all held (the caller lets ``chunks`` go)."""
+        self.chunk_windows.append(_wrap(chunks, True, writer))
+        self.n_chunks += len(chunks)
+        if writer.path not in self.spool_paths:
+            self.spool_paths.append(writer.path)
+
+    def add_graph(self, graph: ContentGraph | None, writer: SpoolWriter) -> None:
+        """The graph's skeleton, written to ``writer``, after the last chunk window."""
+        self.graph = _wrap(graph, True, writer) if graph is not None else None
+        if writer.path not in self.spool_paths:
             self.spool_paths.append(writer.path)
 
     @classmethod
@@ -165,22 +177,10 @@ class ParseWindows:
     @classmethod
     def spool_elements(cls, parsed: ParsedDocument, directory: str) -> ParseWindows:
         """:meth:`cut_elements` into a new file of ``directory``, so that the elements can be
-        let go before they are chunked and the graph is built (:meth:`spool_chunks` adds the
-        rest)."""
+        let go before they are chunked and the graph is built (:meth:`add_chunk_window` and
+        :meth:`add_graph` add the rest)."""
         with SpoolWriter(directory, ".windows") as writer:
             return cls.cut_elements(parsed, writer=writer)
-
-    def spool_chunks(
-        self,
-        chunks: Sequence[Chunk],
-        graph: ContentGraph | None,
-        directory: str,
-        *,
-        release: bool = False,
-    ) -> None:
-        """:meth:`add_chunks` into a second file of ``directory``."""
-        with SpoolWriter(directory, ".windows") as writer:
-            self.add_chunks(chunks, graph, writer=writer, release=release)
 
     def discard(self) -> None:
         """Delete the spool files, if any: the windows are used up or will not be."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import itertools
 import logging
 import os
 import resource
@@ -35,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from docsight.document.chunk import Chunk
 from docsight.document.ids import bytes_sha256
-from docsight.document.model import Document, Element, ParsedDocument
+from docsight.document.model import ParsedDocument
 from docsight.errors import DocsightError, IngestError
 from docsight.ingest.limits import (
     arm_cpu_limit,
@@ -49,6 +48,7 @@ from docsight.settings import IngestSettings, Settings
 
 if TYPE_CHECKING:
     from docsight.graph.model import ContentGraph
+    from docsight.ingest.streamed import Chunking, StreamedParse
     from docsight.ingest.windows import ParseWindows
     from docsight.vision.common import ModelTiming
 
@@ -233,11 +233,10 @@ def run_job(
     The output's timings hold wall and CPU seconds per stage, what each model cost and what the
     file held (see :func:`model_timings` and :func:`content_counts`).
     """
-    from docsight.ingest.describe import enrich
-    from docsight.ingest.picture_text import read_picture_text
+    from docsight.ingest.streamed import chunk_spooled, spool_whole
     from docsight.parsers import parser_for
     from docsight.parsers.base import PagedParser, SourceFile
-    from docsight.vision.common import model_stats, model_stats_since
+    from docsight.vision.common import ModelTiming, model_stats, model_stats_since
 
     events = events or JobEvents()
     timings: dict[str, float] = {}
@@ -275,116 +274,138 @@ def run_job(
     # Model costs are deltas of the process's totals, taken around each stage: page OCR, layout
     # and tables run while parsing, picture OCR while describing.
     models_start = model_stats()
-    with clock("parse"):
-        # The parsers report each page through the context; the context is the worker's, shared
-        # by its jobs, so this job gets a copy that reports to its own events.
-        context = dataclasses.replace(context, progress=events.progress)
-        if job.parts:
-            if not isinstance(parser, PagedParser):
-                raise IngestError(path, f"the {parser.name} parser cannot parse a file in parts")
-            parsed = parser.parse_parts(source, settings.parse, context, read_once(job.parts))
+    # In a worker with a spool, a parser that can stream hands its elements over page by page:
+    # they are described and written to the spool as they come (ingest.streamed).
+    stream = _streamed_parse(job, parser, settings, context, events, pages)
+    try:
+        with clock("parse"):
+            # The parsers report each page through the context; the context is the worker's,
+            # shared by its jobs, so this job gets a copy that reports to its own events.
+            context = dataclasses.replace(context, progress=events.progress, elements=stream)
+            if job.parts:
+                if not isinstance(parser, PagedParser):
+                    raise IngestError(
+                        path, f"the {parser.name} parser cannot parse a file in parts"
+                    )
+                parts = read_once(job.parts)
+                parsed = parser.parse_parts(source, settings.parse, context, parts)
+            else:
+                parsed = parser.parse(source, settings.parse, context)
+            del data, source  # the parser's copy of the bytes is not needed any more
+        models_parsed = model_stats()
+        events.progress("describe", 0, parsed.document.page_count)
+        if stream is not None:
+            windows = stream.finish(parsed)
+            stream.move_timings(timings)
+            counts = stream.counts(parsed.document.page_count)
+            models_picture = stream.models
+            models_parse = {
+                kind: spent - models_picture.get(kind, ModelTiming())
+                for kind, spent in model_stats_since(models_start, models_parsed).items()
+            }
         else:
-            parsed = parser.parse(source, settings.parse, context)
-        del data, source  # the parser's copy of the bytes is not needed any more
-    models_parsed = model_stats()
-    pictures = _pictures_to_read(parsed, settings)
-    if pictures:
-        events.pages(max(pages, parsed.document.page_count) + pictures)
-    events.progress("describe", 0, parsed.document.page_count)
-    with clock("describe"):
-        pictures_read = read_picture_text(parsed, context, settings.parse)
-        if context.vlm is not None:
-            events.vision(True)
-            try:
-                enrich(parsed, context.vlm)
-            finally:
-                events.vision(False)
-        else:
-            enrich(parsed, None)
-    models_described = model_stats()
+            with clock("describe"):
+                pictures_read = _describe_whole(parsed, context, settings, events, pages)
+            counts = content_counts(parsed, pictures_read)
+            models_parse = model_stats_since(models_start, models_parsed)
+            models_picture = model_stats_since(models_parsed, model_stats())
+    except BaseException:
+        if stream is not None:
+            stream.discard()
+        raise
     if not job.rendered_pixels:
         # Picture OCR and the descriptions have read the crops; the caller stores recipes.
         parsed.assets = [
             dataclasses.replace(a, data=b"") if a.render is not None else a for a in parsed.assets
         ]
-    timings.update(content_counts(parsed, pictures_read))
-    timings.update(model_timings(model_stats_since(models_start, models_parsed)))
-    timings.update(
-        model_timings(model_stats_since(models_parsed, models_described), prefix="picture_")
+    timings.update(counts)
+    timings.update(model_timings(models_parse))
+    timings.update(model_timings(models_picture, prefix="picture_"))
+    if job.spool is None:
+        return _chunk_whole(parsed, chunker, settings, clock, timings)
+    # In a worker with a spool, the elements are there before they are chunked (streamed,
+    # or written now): the chunker reads them back one window at a time, and the graph is
+    # built from their facts. A long document's elements are never held beside its chunks
+    # and graph.
+    if stream is not None:
+        chunking: Chunking | None = stream.chunking(windows, chunker)
+    else:
+        chunking = spool_whole(parsed, job.spool, chunker)
+    if chunking is None:  # the disk cannot take it: the result travels whole
+        return _chunk_whole(parsed, chunker, settings, clock, timings)
+    del parsed  # the spool holds the elements now: they can go
+    windows = chunk_spooled(
+        path, chunking, chunker, job.spool, settings.graph.window, clock, timings
     )
-    from docsight.graph.build import build_skeleton, element_facts
-
-    # In a worker with a spool, the elements go there before they are chunked: the chunker
-    # reads them back one window at a time, and the graph is built from what it reads of them
-    # (their facts). A long document's elements are then never held beside its chunks and
-    # graph. Without a spool, the whole output goes back as it is.
-    windows = _spool_elements(parsed, job.spool) if job.spool is not None else None
-    facts = None
-    try:
-        with clock("chunk"):
-            if windows is None:
-                chunks = chunker.chunk(parsed.document)
-            else:
-                facts = element_facts(parsed.document.elements)
-                captions = _streaming_captions(chunker, parsed.document)
-                if captions is None:
-                    chunks = chunker.chunk(parsed.document)
-                parsed = windows.head  # the spool holds the elements now: they can go
-                if captions is not None:
-                    indexable = (e for e in windows.each_element() if e.is_indexable)
-                    chunks = chunker.chunk_elements(parsed.document, indexable, captions)
-        timings["count.chunks"] = len(chunks)
-        graph = None
-        if chunks:
-            # The graph needs the whole document and its chunks, which are here: built beside
-            # them, it leaves the caller only the vectors to add (graph.finish_graph), and its
-            # cost runs in parallel over the workers.
-            with clock("graph_build"):
-                window = settings.graph.window
-                graph = build_skeleton(parsed.document, chunks, window=window, facts=facts)
-        if windows is None:
-            return ParseOutput(parsed, chunks, timings, graph=graph)
-        assert job.spool is not None
-        try:
-            # The chunks are let go as they are written, before the graph is pickled.
-            windows.spool_chunks(chunks, graph, job.spool, release=True)
-        except OSError as exc:  # the disk filled since the elements were written
-            raise IngestError(
-                path,
-                f"the parse result could not be written to the temporary directory "
-                f"{job.spool} ({exc.strerror or exc}); free space there or set TMPDIR",
-            ) from exc
-    except BaseException:
-        if windows is not None:
-            windows.discard()
-        raise
     return ParseOutput(windows.head, [], timings, windows=windows)
 
 
-def _streaming_captions(chunker: Any, document: Document) -> dict[str, Element] | None:
-    """The captions ``chunker.chunk_elements`` needs to chunk ``document`` from its spooled
-    windows; ``None`` when it must have the document whole: the chunker cannot stream it
-    (``StreamingChunker``), or the windows, cut by pages, would not give the elements in the
-    document's order."""
-    from docsight.document.artifacts import bound_captions
-    from docsight.ingest.chunking import StreamingChunker
+def _describe_whole(
+    parsed: ParsedDocument, context: Any, settings: Settings, events: JobEvents, pages: int
+) -> int:
+    """Read the pictures' text and describe the document (parsed whole); the pictures read."""
+    from docsight.ingest.describe import enrich
+    from docsight.ingest.picture_text import read_picture_text
 
-    elements = document.elements
-    in_order = all(a.page <= b.page for a, b in itertools.pairwise(elements))
-    if not (isinstance(chunker, StreamingChunker) and chunker.streams(document) and in_order):
+    pictures = _pictures_to_read(parsed, settings)
+    if pictures:
+        events.pages(max(pages, parsed.document.page_count) + pictures)
+    pictures_read = read_picture_text(parsed, context, settings.parse)
+    if context.vlm is not None:
+        events.vision(True)
+        try:
+            enrich(parsed, context.vlm)
+        finally:
+            events.vision(False)
+    else:
+        enrich(parsed, None)
+    return pictures_read
+
+
+def _chunk_whole(
+    parsed: ParsedDocument, chunker: Any, settings: Settings, clock: StageClock, timings: Any
+) -> ParseOutput:
+    from docsight.graph.build import build_skeleton
+
+    with clock("chunk"):
+        chunks = chunker.chunk(parsed.document)
+    timings["count.chunks"] = len(chunks)
+    graph = None
+    if chunks:
+        # The graph needs the whole document and its chunks, which are here: built beside
+        # them, it leaves the caller only the vectors to add (graph.finish_graph), and its
+        # cost runs in parallel over the workers.
+        with clock("graph_build"):
+            graph = build_skeleton(parsed.document, chunks, window=settings.graph.window)
+    return ParseOutput(parsed, chunks, timings, graph=graph)
+
+
+def _streamed_parse(
+    job: ParseJob,
+    parser: Any,
+    settings: Settings,
+    context: Any,
+    events: JobEvents,
+    pages: int,
+) -> StreamedParse | None:
+    """The sink for a streamed parse (``ingest.streamed``), when the job has a spool and the
+    parser can stream; ``None`` otherwise, or when the spool cannot take a file."""
+    if job.spool is None or not getattr(parser, "streams_elements", False):
         return None
-    return bound_captions(document)
-
-
-def _spool_elements(parsed: ParsedDocument, spool: str) -> ParseWindows | None:
-    """The document's head and element windows, written to ``spool``; ``None`` when they
-    cannot be (the result then travels whole, see :func:`_send_output`)."""
-    from docsight.ingest.windows import ParseWindows
+    from docsight.ingest.streamed import StreamedParse
 
     try:
-        return ParseWindows.spool_elements(parsed, spool)
+        return StreamedParse(
+            Path(job.path),
+            job.spool,
+            media_type=job.media_type,
+            settings=settings.parse,
+            context=context,
+            budget=lambda pictures: events.pages(pages + pictures),
+            vision_wait=events.vision,
+        )
     except OSError as exc:
-        log.warning("could not spool the document to %s (%s); sending it whole", spool, exc)
+        log.warning("could not spool to %s (%s); parsing the document whole", job.spool, exc)
         return None
 
 

@@ -11,6 +11,7 @@ from docsight.cache import JsonCache
 from docsight.document.builder import DocumentBuilder
 from docsight.document.ids import document_id_from_sha256
 from docsight.document.model import ParsedDocument
+from docsight.document.stream import ElementSink
 from docsight.settings import ParseSettings
 
 
@@ -62,6 +63,10 @@ class ParseContext:
     #: ``progress(stage, done, total)``: parsers of paged formats report each page they finish
     #: (``"parse"``, pages done, pages), so a long file does not look stalled.
     progress: Callable[[str, int, int], None] | None = None
+    #: Where the elements go as pages are done (see :mod:`docsight.document.stream`), for a
+    #: parser whose ``streams_elements`` is true: it then returns the document without its
+    #: elements, the sink having had them all. Other parsers ignore it.
+    elements: ElementSink | None = None
 
     def report(self, stage: str, done: int, total: int) -> None:
         if self.progress is not None:

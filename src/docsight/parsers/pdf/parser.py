@@ -66,6 +66,8 @@ class PdfParser:
     name = "pdf"
     #: Pages without a text layer are read by OCR when the ``ocr`` extra is installed.
     uses_ocr = True
+    #: Hands the elements to ``context.elements`` page by page when it is set.
+    streams_elements = True
     # 2: figure labels as text, the shared caption rule; 3: Markdown lists; 4: OCR of pages
     # without a text layer; 5: hidden text flagged and kept out of the flow; 6: a chart's title
     # is its caption, not a section heading; 7: row labels left of a table's ruled or shaded
@@ -83,11 +85,13 @@ class PdfParser:
             metadata, meta_title = _metadata(doc)
             outline = _outline(doc, builder)
             plumber = _open_plumber(source.data, builder, settings)
-            # A long document's pages wait packed between the passes (see :mod:`.passes`).
-            pages = PageStore(packed=n_pages > LIVE_PAGES)
+            # A long document's pages wait packed, on disk, between the passes (see
+            # :mod:`.passes`).
+            pages = PageStore(packed=n_pages > LIVE_PAGES, spill=n_pages > LIVE_PAGES)
             run = extract_pages(doc, plumber, range(n_pages), settings, builder, context, pages)
             run.finish(builder)
-            return finish_pages(pages, builder, outline, meta_title, metadata)
+            sink = context.elements if context is not None else None
+            return finish_pages(pages, builder, outline, meta_title, metadata, sink)
 
     def extract_part(
         self,
@@ -123,7 +127,8 @@ class PdfParser:
             metadata, meta_title = _metadata(doc)
             outline = _outline(doc, builder)
             pages = merge_parts(parts, n_pages, builder)
-            return finish_pages(pages, builder, outline, meta_title, metadata)
+            sink = context.elements if context is not None else None
+            return finish_pages(pages, builder, outline, meta_title, metadata, sink)
 
     @contextlib.contextmanager
     def _opened(self, source: SourceFile, settings: ParseSettings) -> Iterator[Any]:

@@ -97,7 +97,7 @@ def merge_parts(parts: Iterable[bytes], n_pages: int, builder: DocumentBuilder) 
     a list is consumed: each part's bytes are replaced by ``b""`` once they are unpickled. Its
     pages are copied out of them, so the caller's parts would otherwise stay resident beside
     the document until its job ended (15 MiB for a 1,000-page report)."""
-    pages = PageStore(packed=True)
+    pages = PageStore(packed=True, spill=True)
     unread: list[int] = []
     why: str | None = None
     for k, blob in enumerate(_consumed(parts)):

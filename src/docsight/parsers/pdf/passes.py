@@ -9,6 +9,12 @@ by one, keeps what the document-wide decisions need as small values (figure plac
 candidates, font-size counts, heading styles), and puts the page back. Pass 3 emits each page
 and drops it.
 
+With ``spill``, the packed pages wait in an unnamed temporary file (in ``TMPDIR``) rather
+than in memory: at about 11 KiB a page they were the part of a 1,000-page parse that still grew
+with its pages once the elements streamed out (``benchmarks/results/large_pdf.md``). The file
+has no name, so it is gone when it is closed or the process dies; a disk that cannot take it
+leaves the pages in memory.
+
 Ids do not survive a page's trip through pickle, so whatever a pass keys by ``id()`` lives on
 the page (``Page.roles``, ``hints``, ``ocr_scores``) and is carried by position
 (``Page.__getstate__``). A short document keeps its pages as objects: the passes are the same,
@@ -17,15 +23,18 @@ only the trips are skipped.
 
 from __future__ import annotations
 
+import os
 import pickle
+import tempfile
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import overload
+from typing import IO, Any, NamedTuple, overload
 
 from docsight.document.builder import DocumentBuilder
 from docsight.document.model import ParsedDocument
+from docsight.document.stream import ElementSink
 from docsight.parsers.pdf.emit import emit
 from docsight.parsers.pdf.figures import decoration_places, drop_figures_at, figure_places
 from docsight.parsers.pdf.furniture import Candidates, furniture_candidates, mark_furniture
@@ -53,14 +62,24 @@ _WINDOW = 4
 Place = tuple[int, int, int, int]
 
 
+class _Spilled(NamedTuple):
+    """Where a packed page lies in the store's file."""
+
+    offset: int
+    length: int
+
+
 class PageStore:
     """A document's pages between the parser's passes, in page order, with the little that
     passes 2 needs of each before it takes the page out (its figures' places, its furniture
-    candidates). ``packed`` pages are kept pickled and compressed, each on its own."""
+    candidates). ``packed`` pages are kept pickled and compressed, each on its own; with
+    ``spill`` as well, in a temporary file (close the store when done)."""
 
-    def __init__(self, packed: bool = True) -> None:
+    def __init__(self, packed: bool = True, spill: bool = False) -> None:
         self.packed = packed
-        self._pages: list[bytes | Page | None] = []
+        self.spill = spill and packed
+        self._pages: list[bytes | _Spilled | Page | None] = []
+        self._file: IO[bytes] | None = None
         self.places: list[set[Place]] = []
         self.furniture: list[Candidates] = []
 
@@ -71,13 +90,18 @@ class PageStore:
         """The next page, as pass 1 left it."""
         self.places.append(figure_places(page))
         self.furniture.append(_candidates(page))
-        self._pages.append(_pack(page) if self.packed else page)
+        self._pages.append(self._hold(_pack(page)) if self.packed else page)
 
     def extend(self, other: PageStore) -> None:
         """The pages of ``other`` (a later page range of the same document) after these."""
         if other.packed != self.packed:
             raise ValueError("cannot join packed and unpacked pages")
-        self._pages.extend(other._pages)
+        for k in range(len(other)):
+            held = other._pages[k]
+            if isinstance(held, _Spilled):
+                held = other._read(held)
+            self._pages.append(self._hold(held) if isinstance(held, bytes) else held)
+            other._pages[k] = None  # ``other`` is used up: its bytes need not wait twice
         self.places.extend(other.places)
         self.furniture.extend(other.furniture)
 
@@ -88,19 +112,70 @@ class PageStore:
             raise ValueError(f"page {i} was released")
         if isinstance(held, Page):
             return held
-        page: Page = pickle.loads(zlib.decompress(held))  # our own pass 1's output
+        data = self._read(held) if isinstance(held, _Spilled) else held
+        page: Page = pickle.loads(zlib.decompress(data))  # our own pass 1's output
         return page
 
     def save(self, i: int, page: Page) -> None:
         if self.packed:
-            self._pages[i] = _pack(page)
+            # A spilled page's new form goes to the end of the file; the old bytes stay
+            # there unused (a few passes' worth: disk, not memory).
+            self._pages[i] = self._hold(_pack(page))
 
     def release(self, i: int) -> None:
         """Page ``i`` is done with."""
         self._pages[i] = None
 
     def packed_bytes(self) -> int:
-        return sum(len(p) for p in self._pages if isinstance(p, bytes))
+        """The packed pages' size, in memory or in the file."""
+        return sum(
+            len(p) if isinstance(p, bytes) else p.length
+            for p in self._pages
+            if isinstance(p, bytes | _Spilled)
+        )
+
+    def spilled(self) -> int:
+        """How many pages wait in the file."""
+        return sum(1 for p in self._pages if isinstance(p, _Spilled))
+
+    def close(self) -> None:
+        """Let the file go (the pages in it with it)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+            self._pages = [None if isinstance(p, _Spilled) else p for p in self._pages]
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A store travels (a part of a long file, to the finishing worker) with its pages
+        # as bytes; the file stays behind.
+        state = dict(self.__dict__)
+        state["_pages"] = [self._read(p) if isinstance(p, _Spilled) else p for p in self._pages]
+        state["_file"] = None
+        return state
+
+    def _hold(self, data: bytes) -> bytes | _Spilled:
+        if not self.spill:
+            return data
+        try:
+            if self._file is None:
+                # Closed by close() (or with the store): it outlives this call.
+                self._file = tempfile.TemporaryFile(prefix="docsight-pages-")  # noqa: SIM115
+            offset = self._file.seek(0, os.SEEK_END)
+            self._file.write(data)
+            self._file.flush()
+        except OSError:
+            # No room (or no temporary directory): the pages wait in memory from here on.
+            self.spill = False
+            return data
+        return _Spilled(offset, len(data))
+
+    def _read(self, where: _Spilled) -> bytes:
+        if self._file is None:
+            raise ValueError("the page store was closed")
+        data = os.pread(self._file.fileno(), where.length, where.offset)
+        if len(data) != where.length:
+            raise OSError(f"the page file ended early ({len(data)} of {where.length} bytes)")
+        return data
 
     @contextmanager
     def window(self) -> Iterator[Sequence[Page]]:
@@ -165,9 +240,26 @@ def finish_pages(
     outline: list[tuple[int, str, int]],
     meta_title: str | None,
     metadata: dict[str, str],
+    sink: ElementSink | None = None,
 ) -> ParsedDocument:
     """Passes 2 and 3 over every page of ``store``: layout and document statistics, then
-    emission through ``builder``. The pages are released as they are emitted."""
+    emission through ``builder``. The pages are released as they are emitted, and the store
+    is closed at the end. With a ``sink``, each page's elements go there once it is emitted
+    (:mod:`docsight.document.stream`), and the document comes back without them."""
+    try:
+        return _finish(store, builder, outline, meta_title, metadata, sink)
+    finally:
+        store.close()
+
+
+def _finish(
+    store: PageStore,
+    builder: DocumentBuilder,
+    outline: list[tuple[int, str, int]],
+    meta_title: str | None,
+    metadata: dict[str, str],
+    sink: ElementSink | None,
+) -> ParsedDocument:
     n = len(store)
     # Figures at the same place on many pages are decoration: their labels rejoin the text,
     # so those pages' furniture candidates are taken again.
@@ -203,11 +295,14 @@ def finish_pages(
         store.save(i, page)
     font_level = heading_levels(candidates, matched, body)
     ocr_level = ocr_heading_levels(ocr_sizes, heads)
+    if sink is not None:
+        builder.stream(sink)
     for i in range(n):
         page = store.load(i)
         store.release(i)
         resolve_headings(page.roles, font_level, ocr_level)
         emit([page], page.roles, builder)
+        builder.flush()
     # Without a credible metadata title the builder uses the TITLE element.
     return builder.build(title=meta_title, metadata=metadata)
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from docsight.ingest.worker import StageClock, model_timings
+from docsight.ingest.timings import StageClock, model_timings
 from docsight.vision.common import (
     MODEL_STATS,
     ModelEngine,

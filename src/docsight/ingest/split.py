@@ -35,14 +35,13 @@ from typing import Any
 
 from docsight.errors import IngestError
 from docsight.ingest.spool import Spooled, remove_file
+from docsight.ingest.timings import StageClock, model_timings
 from docsight.ingest.worker import (
     JobEvents,
     JobResult,
     ParseJob,
     ParseProgress,
     PartOutput,
-    StageClock,
-    model_timings,
     verified_bytes,
 )
 from docsight.settings import Settings

@@ -23,7 +23,7 @@ import itertools
 import logging
 import pickle
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +36,7 @@ from docsight.document.model import (
     Element,
     ElementKind,
     Layout,
+    Page,
     ParsedDocument,
     Section,
 )
@@ -112,21 +113,30 @@ class StreamedParse:
     # --- the sink ------------------------------------------------------------------------------
 
     def __call__(self, batch: ElementBatch) -> None:
+        with self._describing():
+            self._describe(batch)
+        self._keep(batch)
+
+    @contextlib.contextmanager
+    def _describing(self) -> Iterator[None]:
+        """Count the time and model calls inside as describing."""
         wall, cpu, before = time.perf_counter(), time.process_time(), model_stats()
         try:
-            self._describe(batch)
+            yield
         finally:
             self.wall += time.perf_counter() - wall
             self.cpu += time.process_time() - cpu
             for kind, spent in model_stats_since(before).items():
                 self.models[kind] = self.models.get(kind, ModelTiming()) + spent
-        self._keep(batch)
 
-    def _describe(self, batch: ElementBatch) -> None:
+    def _start(self, pages: Sequence[Page], assets: Mapping[str, Any]) -> None:
         if not self._started:
             self._started = True
             with self._vision():
-                self.layout = self.describer.start(batch.pages, self.media_type, batch.assets)
+                self.layout = self.describer.start(pages, self.media_type, assets)
+
+    def _describe(self, batch: ElementBatch) -> None:
+        self._start(batch.pages, batch.assets)
         to_read = sum(
             1
             for e in batch.elements
@@ -201,6 +211,9 @@ class StreamedParse:
         document = parsed.document
         if document.elements:
             raise ValueError("the parse kept its elements: it did not stream them")
+        assets: dict[str, Any] = {a.id: a for a in parsed.assets}
+        with self._describing():  # a document without elements is started here
+            self._start(document.pages, assets)
         n_windows = max(1, -(-document.page_count // self.per))
         while self._window < n_windows:
             last = self._window == n_windows - 1
@@ -220,16 +233,10 @@ class StreamedParse:
         )
         document.layout = self.layout or document.layout
         if document.layout == "horizontal":
-            wall, cpu, before = time.perf_counter(), time.process_time(), model_stats()
-            assets: dict[str, Any] = {a.id: a for a in parsed.assets}
-            with self._vision():
+            with self._describing(), self._vision():
                 document.pages = self.describer.describe_pages(
                     document.pages, windows.each_element(), assets
                 )
-            self.wall += time.perf_counter() - wall
-            self.cpu += time.process_time() - cpu
-            for kind, spent in model_stats_since(before).items():
-                self.models[kind] = self.models.get(kind, ModelTiming()) + spent
         parsed.warnings.extend(self.warnings)
         self.describer.finish(parsed.warnings)
         return windows
@@ -241,7 +248,7 @@ class StreamedParse:
             timings[f"describe{stage}"] = round(timings.get(f"describe{stage}", 0.0) + spent, 4)
 
     def counts(self, page_count: int) -> dict[str, float]:
-        """What the file held (``worker.content_counts``), counted as it streamed by."""
+        """What the file held (``timings.content_counts``), counted as it streamed by."""
         return {
             "count.pages": page_count,
             "count.tables": self.tables,

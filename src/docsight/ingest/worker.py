@@ -17,7 +17,6 @@ go to the parent, whose logging configuration decides what is shown.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import gc
 import logging
@@ -26,7 +25,7 @@ import resource
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -44,13 +43,13 @@ from docsight.ingest.limits import (
     reset_peak_rss,
 )
 from docsight.ingest.spool import Spooled, read_once, spool_bytes
+from docsight.ingest.timings import StageClock, content_counts, model_timings
 from docsight.settings import IngestSettings, Settings
 
 if TYPE_CHECKING:
     from docsight.graph.model import ContentGraph
     from docsight.ingest.streamed import Chunking, StreamedParse
     from docsight.ingest.windows import ParseWindows
-    from docsight.vision.common import ModelTiming
 
 log = logging.getLogger(__name__)
 
@@ -419,63 +418,6 @@ def verified_bytes(job: ParseJob) -> bytes:
     if bytes_sha256(data) != job.sha256:
         raise IngestError(path, "the file changed while it was being ingested; ingest it again")
     return data
-
-
-class StageClock:
-    """Wall and CPU seconds per stage into a timings dict: ``with clock("parse"): ...`` adds
-    ``parse`` (wall) and ``parse.cpu``.
-
-    CPU is process time, not the calling thread's: the models run on onnxruntime's own threads.
-    A worker parses one file at a time, so the process's CPU is this file's.
-    """
-
-    def __init__(self, into: dict[str, float]) -> None:
-        self.into = into
-
-    @contextlib.contextmanager
-    def __call__(self, stage: str) -> Iterator[None]:
-        wall, cpu = time.perf_counter(), time.process_time()
-        try:
-            yield
-        finally:
-            self._add(stage, time.perf_counter() - wall)
-            self._add(f"{stage}.cpu", time.process_time() - cpu)
-
-    def _add(self, key: str, seconds: float) -> None:
-        self.into[key] = round(self.into.get(key, 0.0) + seconds, 4)
-
-
-def model_timings(stats: Mapping[str, ModelTiming], prefix: str = "") -> dict[str, float]:
-    """Timings keys for what each model cost: ``model.<prefix><kind>.calls`` (invocations, one
-    image each), ``.pixels`` (of those images), ``.wall`` and ``.cpu`` (seconds in inference)
-    and, when the model was loaded meanwhile, ``.load`` and ``.load.cpu`` (seconds loading)."""
-    out: dict[str, float] = {}
-    for kind, t in sorted(stats.items()):
-        key = f"model.{prefix}{kind}"
-        if t.calls:
-            out[f"{key}.calls"] = t.calls
-            out[f"{key}.pixels"] = t.pixels
-            out[f"{key}.wall"] = round(t.wall, 4)
-            out[f"{key}.cpu"] = round(t.cpu, 4)
-        if t.loads:
-            out[f"{key}.load"] = round(t.load_wall, 4)
-            out[f"{key}.load.cpu"] = round(t.load_cpu, 4)
-    return out
-
-
-def content_counts(parsed: ParsedDocument, pictures_read: int) -> dict[str, float]:
-    """What a file held, next to its timings: ``count.pages``, ``count.tables`` and
-    ``count.pictures`` (elements of the document) and ``count.pictures_ocr`` (pictures read by
-    OCR while describing); the caller adds ``count.chunks``."""
-    from docsight.document.model import ElementKind
-
-    kinds = [e.kind for e in parsed.document.elements]
-    return {
-        "count.pages": parsed.document.page_count,
-        "count.tables": kinds.count(ElementKind.TABLE),
-        "count.pictures": kinds.count(ElementKind.FIGURE) + kinds.count(ElementKind.CHART),
-        "count.pictures_ocr": pictures_read,
-    }
 
 
 def _count_pages(media_type: str, data: bytes) -> int:

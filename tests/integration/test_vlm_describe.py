@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 from PIL import Image, ImageDraw
 
 from docsight.document import BBox, ElementKind
 from docsight.document.builder import DocumentBuilder
 from docsight.document.model import ParsedDocument
+from docsight.document.stream import ElementSink
 from docsight.ingest.describe import enrich
+from docsight.ingest.streamed import StreamedParse
 from docsight.ingest.vlm import VisionDescriber
 from docsight.llm.client import OpenAIChatClient
-from docsight.settings import VLMSettings
+from docsight.parsers.base import ParseContext
+from docsight.settings import ParseSettings, VLMSettings
 from fixtures.fake_llm import FakeLLM, error, ok
 
 
@@ -25,7 +29,8 @@ def _png(color: str, size: tuple[int, int] = (320, 200)) -> bytes:
     return out.getvalue()
 
 
-def _deck() -> ParsedDocument:
+def _deck(sink: ElementSink | None = None, *, elements: bool = True) -> ParsedDocument:
+    """A two-page deck; with a ``sink``, its elements stream there page by page."""
     b = DocumentBuilder(
         doc_id="a" * 32,
         name="deck.pdf",
@@ -34,16 +39,34 @@ def _deck() -> ParsedDocument:
         sha256="a" * 64,
         parser="t/1",
     )
+    if sink is not None:
+        b.stream(sink)
     for i in range(2):
         b.add_page(612, 792)  # portrait and wordy-looking: offline, this reads as a report
         b.set_page_image(
             i, b.add_asset("page", "image/png", _png("white" if i else "ivory"), 320, 200)
         )
-    b.add(ElementKind.HEADING, "Market share", page=0, level=1)
     crop = b.add_asset("crop", "image/png", _png("lightyellow"), 320, 200)
-    b.add(ElementKind.FIGURE, "", page=0, image_id=crop, bbox=BBox(x0=0.1, y0=0.2, x1=0.9, y1=0.8))
-    b.add(ElementKind.HEADING, "Outlook", page=1, level=1)
+    if elements:
+        b.add(ElementKind.HEADING, "Market share", page=0, level=1)
+        box = BBox(x0=0.1, y0=0.2, x1=0.9, y1=0.8)
+        b.add(ElementKind.FIGURE, "", page=0, image_id=crop, bbox=box)
+        b.flush()
+        b.add(ElementKind.HEADING, "Outlook", page=1, level=1)
     return b.build()
+
+
+def _streamed(fake: FakeLLM, spool: Path, waits: list[bool]) -> StreamedParse:
+    """The sink a worker gives a streamed parse, with the vision model."""
+    return StreamedParse(
+        Path("/deck.pdf"),
+        str(spool),
+        media_type="application/pdf",
+        settings=ParseSettings(ocr="never"),
+        context=ParseContext(vlm=_describer(fake)),
+        budget=lambda pictures: None,
+        vision_wait=waits.append,
+    )
 
 
 def _describer(fake: FakeLLM, **fields: object) -> VisionDescriber:
@@ -80,6 +103,48 @@ def test_vision_model_sets_layout_and_describes_pictures_and_pages(fake_llm: Fak
     images = [part for part in first if part["type"] == "image_url"]
     assert len(images) == 2 and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
     assert parsed.warnings == []
+
+
+def test_a_streamed_parse_asks_the_vision_model_what_enrich_asks(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """A worker's streamed parse describes batch by batch and decides the page descriptions
+    once the layout is known: the same answers land where ``enrich`` puts them."""
+    fake_llm.script(
+        ok(json.dumps({"layout": "horizontal"})),
+        ok(json.dumps({"picture_class": "chart", "description": "Bar chart: Acme 42%."})),
+        ok(json.dumps({"description": "Slide one."})),
+        ok(json.dumps({"description": "Slide two."})),
+    )
+    waits: list[bool] = []
+    stream = _streamed(fake_llm, tmp_path, waits)
+    windows = stream.finish(_deck(stream))
+    parsed, _ = windows.whole()
+    doc = parsed.document
+    assert doc.layout == "horizontal"
+    figure = next(e for e in doc.elements if e.kind == ElementKind.FIGURE)
+    assert figure.attrs["description"] == "Bar chart: Acme 42%."
+    assert figure.attrs["described_by"] == "vlm"
+    assert [p.description for p in doc.pages] == ["Slide one.", "Slide two."]
+    # The job's clock paused around each wait for the model, and started again.
+    assert waits and waits == [True, False] * (len(waits) // 2)
+    assert parsed.warnings == [] and len(fake_llm.chat_requests) == 4
+    windows.discard()
+
+
+def test_a_streamed_document_without_elements_still_gets_the_models_layout(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    fake_llm.script(
+        ok(json.dumps({"layout": "horizontal"})),
+        ok(json.dumps({"description": "A blank slide."})),
+        ok(json.dumps({"description": "Another."})),
+    )
+    stream = _streamed(fake_llm, tmp_path, [])
+    windows = stream.finish(_deck(stream, elements=False))
+    assert windows.n_elements == 0 and windows.head.document.layout == "horizontal"
+    assert [p.description for p in windows.head.document.pages] == ["A blank slide.", "Another."]
+    windows.discard()
 
 
 def test_failures_keep_offline_descriptions_and_warn(fake_llm: FakeLLM) -> None:

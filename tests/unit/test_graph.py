@@ -492,3 +492,19 @@ def test_the_skeleton_from_element_facts_is_the_skeleton_from_the_elements(
     assert build_skeleton(head, chunks, window=2, facts=facts) == whole
     assert whole.artifacts["chart"] and whole.references["table 2"]
     assert "figure 9" not in whole.references  # hidden text is no caption
+
+
+def test_keywords_share_one_string_per_word() -> None:
+    """A long document's nodes name a few hundred words tens of thousands of times: each word
+    is one object, in the worker and wherever the pickled graph is read."""
+    import pickle
+
+    from docsight.graph.summarize import KeywordModel
+
+    model = KeywordModel(["revenue grew in europe", "revenue fell in asia", "costs rose"])
+    first = model.keywords("".join(["reve", "nue grew strongly"]))
+    second = model.keywords("revenue fell " + "sharply")
+    shared = [w for w in first if w in second]
+    assert shared and all(any(w is v for v in second) for w in shared)
+    back = pickle.loads(pickle.dumps([first, second]))
+    assert all(any(w is v for v in back[1]) for w in back[0] if w in back[1])

@@ -65,6 +65,10 @@ class KeywordModel:
         self.df: Counter[str] = Counter()
         for text in texts:
             self.df.update(set(keyword_tokens(text)))
+        # One string object per keyword: a long document's nodes name a few hundred words
+        # sixty thousand times, each a string of its own (3 MiB at 1,000 pages, in the worker
+        # and again where the graph is unpickled).
+        self._words: dict[str, str] = {}
 
     def idf(self, word: str) -> float:
         return math.log((self.n + 1) / (self.df.get(word, 0) + 0.5))
@@ -76,7 +80,7 @@ class KeywordModel:
         """The keywords of a text given as its :func:`keyword_tokens` counts (a long text
         counted piece by piece: no token ever spans a line break)."""
         scored = sorted(counts, key=lambda w: (-(1 + math.log(counts[w])) * self.idf(w), w))
-        return scored[:k]
+        return [self._words.setdefault(w, w) for w in scored[:k]]
 
 
 def shorten(text: str, words: int = SUMMARY_WORDS) -> str:

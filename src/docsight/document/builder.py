@@ -12,9 +12,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from docsight.document.classify import classify_layout
 from docsight.document.model import (
-    FURNITURE_KINDS,
     Asset,
     BBox,
     Document,
@@ -27,8 +25,7 @@ from docsight.document.model import (
     ParsedDocument,
     Section,
 )
-from docsight.document.pagelabels import infer_page_labels, labels_from_numbers
-from docsight.document.relations import link, numbered_artifacts, resolve_mentions
+from docsight.document.pagelabels import labels_from_numbers
 from docsight.document.stream import ElementSink, StreamNotes
 
 
@@ -242,40 +239,26 @@ class DocumentBuilder:
         self, *, title: str | None = None, metadata: dict[str, str] | None = None
     ) -> ParsedDocument:
         """The document. When streaming, the last elements go to the sink first, and the
-        document comes without elements: its map is finished from the builder's notes."""
-        notes = self._stream
-        if notes is not None:
+        document comes without elements; either way its map is finished from the notes taken
+        of the elements (:class:`~docsight.document.stream.StreamNotes`)."""
+        streamed = self._stream is not None
+        notes = self._stream or StreamNotes()
+        if streamed:
             self.flush()
+        else:
+            notes.note(self.elements, len(self.pages))
         if title is None:
-            if notes is not None:
-                title = notes.title
-            else:
-                title = next((e.text for e in self.elements if e.kind == ElementKind.TITLE), None)
+            title = notes.title
         if self.pages and not any(p.labels for p in self.pages):
             # Parsers that know the labels (a PDF's /PageLabels) set them; otherwise they are
             # read off the page-number furniture.
-            if notes is not None:
-                inferred = labels_from_numbers(notes.numbers, len(self.pages))
-            else:
-                furniture = (e for e in self.elements if e.kind in FURNITURE_KINDS)
-                inferred = infer_page_labels(furniture, len(self.pages))
-            for index, labels in enumerate(inferred):
+            for index, labels in enumerate(labels_from_numbers(notes.numbers, len(self.pages))):
                 if labels:
                     self.update_page(index, labels=labels)
         layout = self.layout
         if layout == "unknown":
-            if notes is not None:
-                layout = notes.layout.decide(self.media_type, self.pages)
-            else:
-                layout = classify_layout(self.media_type, self.pages, self.elements)
-        if notes is not None:
-            numbered = numbered_artifacts(notes.captions, notes.caption_texts)
-            refers = resolve_mentions(notes.mentions, numbered, self.sections, self.pages)
-            edges = notes.captions + refers
-        else:
-            # Hidden text neither captions nor refers: it would wire invisible claims into the
-            # map.
-            edges = link([e for e in self.elements if not e.hidden], self.sections, self.pages)
+            layout = notes.layout.decide(self.media_type, self.pages)
+        edges = notes.edges(self.sections, self.pages)
         document = Document(
             id=self.doc_id,
             title=title,
@@ -292,16 +275,10 @@ class DocumentBuilder:
             parser=self.parser,
             size_bytes=self.size_bytes,
         )
-        if notes is not None:
-            # The elements' own invariants (order, pages, sections) hold by construction here;
-            # the edges are checked against the elements they may name.
-            document.validate_structure(elsewhere=notes.linked)
-            hidden, reasons = notes.hidden_elements, sorted(notes.hidden)
-        else:
-            document.validate_structure()
-            hidden_elements = [e for e in document.elements if e.hidden]
-            hidden = len(hidden_elements)
-            reasons = sorted({str(r) for e in hidden_elements for r in e.hidden})
+        # Streamed, the elements' own invariants (order, pages, sections) hold by construction;
+        # the edges are checked against the elements they may name.
+        document.validate_structure(elsewhere=notes.linked if streamed else ())
+        hidden, reasons = notes.hidden_elements, sorted(notes.hidden)
         if hidden:
             self.warn(
                 f"{hidden} element(s) of text a reader would not see "

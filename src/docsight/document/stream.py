@@ -34,7 +34,13 @@ from docsight.document.model import (
     Section,
 )
 from docsight.document.pagelabels import printed_numbers
-from docsight.document.relations import Mention, bind_captions, mentions
+from docsight.document.relations import (
+    Mention,
+    bind_captions,
+    mentions,
+    numbered_artifacts,
+    resolve_mentions,
+)
 
 #: Element kinds an edge can start or end at: kept by id when the elements go.
 _LINKED_KINDS = frozenset(
@@ -62,10 +68,12 @@ ElementSink = Callable[[ElementBatch], None]
 
 @dataclass
 class StreamNotes:
-    """What the builder keeps of elements it has handed over."""
+    """What the builder keeps of the elements to finish the map: of elements it has handed
+    over (streaming), or of all it holds, noted at the end (the same notes either way)."""
 
-    sink: ElementSink
-    #: Elements handed over, and the first page still open (no element before it may come).
+    #: Where the batches go; ``None``: the elements are only noted.
+    sink: ElementSink | None = None
+    #: Elements noted, and the first page still open (no element before it may come).
     count: int = 0
     open_page: int = 0
     title: str | None = None
@@ -79,24 +87,19 @@ class StreamNotes:
     hidden: Counter[str] = field(default_factory=Counter)
     hidden_elements: int = 0
 
-    def take(
-        self,
-        batch: list[Element],
-        sections: Sequence[Section],
-        pages: Sequence[Page],
-        assets: Mapping[str, Asset],
-    ) -> None:
-        """Note what the map needs of ``batch`` and hand it to the sink."""
+    def note(self, batch: Sequence[Element], page_count: int) -> list[Edge]:
+        """Note what the map needs of ``batch`` (whole pages, or the whole document); its
+        ``caption_of`` edges."""
         if not batch:
-            return
+            return []
         self.count += len(batch)
         self.open_page = max(self.open_page, batch[-1].page)
         if self.title is None:
             self.title = next((e.text for e in batch if e.kind == ElementKind.TITLE), None)
         for page, shown in printed_numbers(e for e in batch if e.kind in FURNITURE_KINDS).items():
             self.numbers.setdefault(page, set()).update(shown)
-        self.layout.add(batch, len(pages))
-        # Hidden text neither captions nor refers (as in ``DocumentBuilder.build``).
+        self.layout.add(batch, page_count)
+        # Hidden text neither captions nor refers: it would wire invisible claims into the map.
         seen = [e for e in batch if not e.hidden]
         captions = bind_captions(seen)
         self.captions.extend(captions)
@@ -109,4 +112,21 @@ class StreamNotes:
             if e.hidden:
                 self.hidden_elements += 1
                 self.hidden.update(str(r) for r in e.hidden)
-        self.sink(ElementBatch(batch, captions, sections, pages, assets))
+        return captions
+
+    def take(
+        self,
+        batch: list[Element],
+        sections: Sequence[Section],
+        pages: Sequence[Page],
+        assets: Mapping[str, Asset],
+    ) -> None:
+        """Note ``batch`` and hand it to the sink."""
+        captions = self.note(batch, len(pages))
+        if batch and self.sink is not None:
+            self.sink(ElementBatch(batch, captions, sections, pages, assets))
+
+    def edges(self, sections: Sequence[Section], pages: Sequence[Page]) -> list[Edge]:
+        """The map's edges: the captions bound, then the references resolved."""
+        numbered = numbered_artifacts(self.captions, self.caption_texts)
+        return self.captions + resolve_mentions(self.mentions, numbered, sections, pages)

@@ -362,8 +362,13 @@ def _describe_whole(
 
 
 def _chunk_whole(
-    parsed: ParsedDocument, chunker: Any, settings: Settings, clock: StageClock, timings: Any
+    parsed: ParsedDocument,
+    chunker: Any,
+    settings: Settings,
+    clock: StageClock,
+    timings: dict[str, float],
 ) -> ParseOutput:
+    """Chunk the document parsed whole and build its graph's skeleton: the output whole."""
     from docsight.graph.build import build_skeleton
 
     with clock("chunk"):

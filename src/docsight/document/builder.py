@@ -153,7 +153,7 @@ class DocumentBuilder:
         reasons = sorted(set(hidden))
         if reasons and kind in (ElementKind.TITLE, ElementKind.HEADING, ElementKind.CAPTION):
             kind, level = ElementKind.PARAGRAPH, None
-        order = len(self.elements) + (self._stream.count if self._stream is not None else 0)
+        order = self.element_count
         element_id = Element.make_id(self.doc_id, kind, page, order, text)
         if kind == ElementKind.HEADING:
             level = max(1, level or 1)
@@ -209,10 +209,6 @@ class DocumentBuilder:
         """Hand the elements to ``sink`` at each :meth:`flush` instead of holding them; see
         :mod:`docsight.document.stream`. Only for a parser that adds elements in page order."""
         self._stream = StreamNotes(sink)
-
-    @property
-    def streaming(self) -> bool:
-        return self._stream is not None
 
     @property
     def element_count(self) -> int:

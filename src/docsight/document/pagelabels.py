@@ -30,13 +30,9 @@ def printed_numbers(furniture: Iterable[Element]) -> dict[int, set[int]]:
     return dict(found)
 
 
-def infer_page_labels(furniture: Iterable[Element], page_count: int) -> list[list[str]]:
-    """Labels for each page (possibly empty lists), from the furniture elements."""
-    return labels_from_numbers(printed_numbers(furniture), page_count)
-
-
 def labels_from_numbers(shown: Mapping[int, set[int]], page_count: int) -> list[list[str]]:
-    """Labels for each page from the numbers its furniture prints (:func:`printed_numbers`)."""
+    """Labels for each page (possibly empty lists) from the numbers its furniture prints
+    (:func:`printed_numbers`)."""
     labels: list[list[str]] = [[] for _ in range(page_count)]
     offsets = Counter(n - (page + 1) for page, numbers in shown.items() for n in numbers)
     if offsets:

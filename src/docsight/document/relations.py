@@ -88,9 +88,9 @@ class Mention(NamedTuple):
 
 
 def mentions(elements: Iterable[Element]) -> list[Mention]:
-    """What the text elements of ``elements`` mention, in order: the half of
-    :func:`resolve_references` that reads text, so a document can be linked without holding
-    its elements (:class:`~docsight.document.builder.DocumentBuilder` streaming)."""
+    """What the text elements of ``elements`` mention, in order: the half of resolving
+    references that reads text (:func:`resolve_mentions` is the other), so a document can be
+    linked without holding its elements (``docsight.document.stream``)."""
     found: list[Mention] = []
     for element in elements:
         if element.kind not in _TEXT_KINDS:
@@ -172,23 +172,3 @@ def resolve_mentions(
             )
         )
     return edges
-
-
-def resolve_references(
-    elements: Sequence[Element],
-    sections: Sequence[Section],
-    pages: Sequence[Page],
-    captions: Sequence[Edge],
-) -> list[Edge]:
-    """``refers_to`` edges from text that names tables, figures, sections or pages."""
-    texts = {e.id: e.text for e in elements if e.kind == ElementKind.CAPTION}
-    numbered = numbered_artifacts(captions, texts)
-    return resolve_mentions(mentions(elements), numbered, sections, pages)
-
-
-def link(
-    elements: Sequence[Element], sections: Sequence[Section], pages: Sequence[Page]
-) -> list[Edge]:
-    """All edges of a document map."""
-    captions = bind_captions(elements)
-    return captions + resolve_references(elements, sections, pages, captions)

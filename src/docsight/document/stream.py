@@ -11,10 +11,11 @@ with a page, the elements added since go to an :class:`ElementSink` as an
 :meth:`~docsight.document.builder.DocumentBuilder.build` needs to finish the map. The document
 it builds has no elements; the sink has them all, in order.
 
-The map is the same as when the elements are held: captions bind only to a table or figure on
-their own page (:func:`~docsight.document.relations.bind_captions`), and a batch holds whole
-pages, so binding batch by batch binds the same pairs; the other edges are resolved at the end
-from the notes, as they would be from the elements.
+A builder that holds its elements notes them all the same way when it builds, so both finish
+the map with the same steps, and the map is the same: captions bind only to a table or figure
+on their own page (:func:`~docsight.document.relations.bind_captions`) and a batch holds whole
+pages, so binding batch by batch binds the same pairs; the other edges are resolved at the
+end from the notes.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ are built, so the words become searchable and feed the picture's description.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from docsight.document.model import Asset, Element, ElementKind, ParsedDocument
@@ -27,7 +27,8 @@ def read_picture_text(
 ) -> int:
     """OCR pictures without text; returns how many were read. Needs the ``ocr`` extra."""
     reader = PictureReader(context, settings)
-    reader.read(parsed.document.indexable_elements(), parsed.assets, parsed.warnings)
+    assets = {a.id: a for a in parsed.assets}
+    reader.read(parsed.document.indexable_elements(), assets, parsed.warnings)
     return reader.count
 
 
@@ -45,10 +46,10 @@ class PictureReader:
         self._usable = settings.ocr != "never"
 
     def read(
-        self, elements: Iterable[Element], assets: Iterable[Asset], warnings: list[str]
+        self, elements: Iterable[Element], assets: Mapping[str, Asset], warnings: list[str]
     ) -> None:
         """OCR the pictures without text among the indexable ``elements`` (in reading order);
-        the crops are among ``assets``; what went wrong is added to ``warnings``."""
+        their crops are in ``assets`` (by id); what went wrong is added to ``warnings``."""
         if self._done or not self._usable:
             return
         if self._engine is None:
@@ -60,7 +61,6 @@ class PictureReader:
             from docsight.vision.ocr import OcrEngine
 
             self._engine = OcrEngine.shared()
-        by_id: dict[str, Asset] | None = None
         for element in elements:
             if not element.is_indexable:
                 continue
@@ -74,9 +74,7 @@ class PictureReader:
                 or element.attrs.get("ocr")
             ):
                 continue
-            if by_id is None:
-                by_id = {a.id: a for a in assets}
-            asset = by_id.get(element.image_id or "")
+            asset = assets.get(element.image_id or "")
             share = element.bbox.area if element.bbox is not None else 1.0
             if asset is None or share < self.settings.ocr_picture_min_area:
                 continue

@@ -145,7 +145,7 @@ class StreamedParse:
         if to_read and self.settings.ocr != "never" and self._to_read < _MAX_PICTURES:
             self._to_read = min(_MAX_PICTURES, self._to_read + to_read)
             self.budget(self._to_read)
-        self.reader.read(batch.elements, batch.assets.values(), self.warnings)
+        self.reader.read(batch.elements, batch.assets, self.warnings)
         by_id = {e.id: e for e in batch.elements}
         captions = {
             edge.target: by_id[edge.source]

@@ -78,7 +78,7 @@ class _Finished:
         self._finish = finish
         self.chunks: list[Chunk] = []
         self.last: _Draft | None = None
-
+        #: Chunks finished so far (the next one's order).
         self.count = 0
 
     def append(self, draft: _Draft) -> None:

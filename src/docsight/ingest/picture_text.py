@@ -19,7 +19,15 @@ from docsight.settings import ParseSettings
 #: Pictures smaller than this (pixels per side) hold no readable text at rendering resolution.
 _MIN_SIDE = 64
 #: At most this many pictures are read per document, so a picture-heavy file stays affordable.
-_MAX_PICTURES = 100
+MAX_PICTURES = 100
+
+
+def unread_pictures(elements: Iterable[Element]) -> int:
+    """The pictures among ``elements`` that picture OCR may read (an upper bound: the size
+    and the crop are looked at when they are read), for a job's time budget."""
+    return sum(
+        1 for e in elements if e.kind == ElementKind.FIGURE and e.image_id and not e.text.strip()
+    )
 
 
 def read_picture_text(
@@ -64,8 +72,8 @@ class PictureReader:
         for element in elements:
             if not element.is_indexable:
                 continue
-            if self.count >= _MAX_PICTURES:
-                warnings.append(f"text was read from the first {_MAX_PICTURES} pictures only")
+            if self.count >= MAX_PICTURES:
+                warnings.append(f"text was read from the first {MAX_PICTURES} pictures only")
                 self._done = True
                 return
             if (

@@ -46,13 +46,16 @@ from docsight.errors import IngestError
 from docsight.graph.build import ElementFact, element_facts
 from docsight.ingest.chunking import StreamingChunker
 from docsight.ingest.describe import Describer
-from docsight.ingest.picture_text import _MAX_PICTURES, PictureReader
+from docsight.ingest.picture_text import MAX_PICTURES, PictureReader, unread_pictures
 from docsight.ingest.spool import SpoolWriter
+from docsight.ingest.timings import count_timings
 from docsight.ingest.windows import (
     CHUNKS_PER_WINDOW,
     PAGES_PER_WINDOW,
     ElementWindow,
     ParseWindows,
+    window_count,
+    window_span,
 )
 from docsight.parsers.base import ParseContext
 from docsight.settings import ParseSettings
@@ -88,7 +91,6 @@ class StreamedParse:
         self.per = max(1, pages_per_window)
         self.writer = SpoolWriter(spool, ".windows")
         self.reader = PictureReader(context, settings)
-        self.vision = context.vlm
         self.describer = Describer(context.vlm)
         self.layout: Layout | None = None
         self.warnings: list[str] = []
@@ -96,13 +98,13 @@ class StreamedParse:
         #: A table's or figure's id → its bound caption (what the chunker labels it with).
         self.captions: dict[str, Element] = {}
         self.windows: list[ElementWindow] = []
-        self.n_elements = 0
         self.hidden = 0
         self.tables = 0
         self.pictures = 0
         self._to_read = 0
         self._pending: list[Element] = []
         self._window = 0
+        self._page_count = 0
         self._sections: dict[str, Section] = {}
         self._started = False
         #: Wall and CPU seconds and model costs spent describing (inside the parse's).
@@ -137,13 +139,9 @@ class StreamedParse:
 
     def _describe(self, batch: ElementBatch) -> None:
         self._start(batch.pages, batch.assets)
-        to_read = sum(
-            1
-            for e in batch.elements
-            if e.kind == ElementKind.FIGURE and e.image_id and not e.text.strip()
-        )
-        if to_read and self.settings.ocr != "never" and self._to_read < _MAX_PICTURES:
-            self._to_read = min(_MAX_PICTURES, self._to_read + to_read)
+        to_read = unread_pictures(batch.elements)
+        if to_read and self.settings.ocr != "never" and self._to_read < MAX_PICTURES:
+            self._to_read = min(MAX_PICTURES, self._to_read + to_read)
             self.budget(self._to_read)
         self.reader.read(batch.elements, batch.assets, self.warnings)
         by_id = {e.id: e for e in batch.elements}
@@ -163,7 +161,7 @@ class StreamedParse:
     @contextlib.contextmanager
     def _vision(self) -> Iterator[None]:
         # The job's clock pauses while it waits for the vision model.
-        if self.vision is None:
+        if self.describer.vision is None:
             yield
             return
         self.vision_wait(True)
@@ -175,7 +173,7 @@ class StreamedParse:
     def _keep(self, batch: ElementBatch) -> None:
         elements = batch.elements
         self.facts.extend(element_facts(elements))
-        self.n_elements += len(elements)
+        self._page_count = len(batch.pages)
         for element in elements:
             if element.hidden:
                 self.hidden += 1
@@ -187,19 +185,14 @@ class StreamedParse:
                 self._write_window()
             self._pending.append(element)
 
-    def _write_window(self, stop: int | None = None) -> None:
-        start = self._window * self.per
+    def _write_window(self) -> None:
+        start, stop = window_span(self._window, self.per, self._page_count)
         elements, self._pending = self._pending, []
         try:
             spooled = self.writer.put(pickle.dumps(elements, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as exc:
-            raise IngestError(
-                self.path,
-                f"the parse result could not be written to the temporary directory "
-                f"{self.spool} ({exc.strerror or exc}); free space there or set TMPDIR",
-            ) from exc
-        end = start + self.per if stop is None else stop
-        self.windows.append(ElementWindow(start, max(start, end), spooled))
+            raise unwritable(self.path, self.spool, exc) from exc
+        self.windows.append(ElementWindow(start, stop, spooled))
         self._window += 1
 
     # --- the end -------------------------------------------------------------------------------
@@ -214,10 +207,9 @@ class StreamedParse:
         assets: dict[str, Any] = {a.id: a for a in parsed.assets}
         with self._describing():  # a document without elements is started here
             self._start(document.pages, assets)
-        n_windows = max(1, -(-document.page_count // self.per))
-        while self._window < n_windows:
-            last = self._window == n_windows - 1
-            self._write_window(document.page_count if last else None)
+        self._page_count = document.page_count
+        while self._window < window_count(document.page_count, self.per):
+            self._write_window()
         if self._pending:  # the builder keeps every element within the pages
             raise ValueError("elements beyond the document's pages")
         self.writer.close()
@@ -226,7 +218,7 @@ class StreamedParse:
             element_windows=self.windows,
             chunk_windows=[],
             graph=None,
-            n_elements=self.n_elements,
+            n_elements=len(self.facts),
             n_chunks=0,
             hidden_elements=self.hidden,
             spool_paths=[self.writer.path],
@@ -249,12 +241,7 @@ class StreamedParse:
 
     def counts(self, page_count: int) -> dict[str, float]:
         """What the file held (``timings.content_counts``), counted as it streamed by."""
-        return {
-            "count.pages": page_count,
-            "count.tables": self.tables,
-            "count.pictures": self.pictures,
-            "count.pictures_ocr": self.reader.count,
-        }
+        return count_timings(page_count, self.tables, self.pictures, self.reader.count)
 
     def discard(self) -> None:
         """Delete the spool file: the parse failed."""
@@ -327,11 +314,7 @@ def chunk_spooled(
             windows.add_graph(graph, writer)
     except OSError as exc:  # the disk filled since the elements were written
         windows.discard()
-        raise IngestError(
-            path,
-            f"the parse result could not be written to the temporary directory "
-            f"{spool} ({exc.strerror or exc}); free space there or set TMPDIR",
-        ) from exc
+        raise unwritable(path, spool, exc) from exc
     except BaseException:
         windows.discard()
         raise
@@ -356,6 +339,15 @@ def _chunks(chunking: Chunking, chunker: Any) -> Iterator[Chunk]:
     chunks.reverse()
     while chunks:  # each goes as it is taken
         yield chunks.pop()
+
+
+def unwritable(path: Path, spool: str, exc: OSError) -> IngestError:
+    """The error of a parse result that the spool directory cannot take."""
+    return IngestError(
+        path,
+        f"the parse result could not be written to the temporary directory {spool} "
+        f"({exc.strerror or exc}); free space there or set TMPDIR",
+    )
 
 
 def spool_whole(parsed: ParsedDocument, spool: str, chunker: Any) -> Chunking | None:

@@ -58,15 +58,24 @@ def model_timings(stats: Mapping[str, ModelTiming], prefix: str = "") -> dict[st
 
 
 def content_counts(parsed: ParsedDocument, pictures_read: int) -> dict[str, float]:
-    """What a file held, next to its timings: ``count.pages``, ``count.tables`` and
-    ``count.pictures`` (elements of the document) and ``count.pictures_ocr`` (pictures read by
-    OCR while describing); the caller adds ``count.chunks``."""
+    """What a file held, next to its timings, counted in its document's elements (see
+    :func:`count_timings`)."""
     from docsight.document.model import ElementKind
 
     kinds = [e.kind for e in parsed.document.elements]
+    pictures = kinds.count(ElementKind.FIGURE) + kinds.count(ElementKind.CHART)
+    return count_timings(
+        parsed.document.page_count, kinds.count(ElementKind.TABLE), pictures, pictures_read
+    )
+
+
+def count_timings(pages: int, tables: int, pictures: int, pictures_read: int) -> dict[str, float]:
+    """Timings keys for what a file held: ``count.pages``, ``count.tables``,
+    ``count.pictures`` and ``count.pictures_ocr`` (pictures read by OCR while describing); the
+    caller adds ``count.chunks``."""
     return {
-        "count.pages": parsed.document.page_count,
-        "count.tables": kinds.count(ElementKind.TABLE),
-        "count.pictures": kinds.count(ElementKind.FIGURE) + kinds.count(ElementKind.CHART),
+        "count.pages": pages,
+        "count.tables": tables,
+        "count.pictures": pictures,
         "count.pictures_ocr": pictures_read,
     }

@@ -114,10 +114,9 @@ class ParseWindows:
             # should be) goes with the last page, whose row its text would have joined.
             by_window.setdefault(min(element.page, last) // per, []).append(element)
         windows = []
-        for k in range(max(1, -(-doc.page_count // per))):
-            start, stop = k * per, min(doc.page_count, (k + 1) * per)
-            data = _wrap(by_window.pop(k, []), packed, writer)
-            windows.append(ElementWindow(start, max(start, stop), data))
+        for k in range(window_count(doc.page_count, per)):
+            start, stop = window_span(k, per, doc.page_count)
+            windows.append(ElementWindow(start, stop, _wrap(by_window.pop(k, []), packed, writer)))
         head = ParsedDocument(
             document=doc.model_copy(update={"elements": []}),
             assets=parsed.assets,
@@ -150,22 +149,20 @@ class ParseWindows:
             _wrap(list(chunks[k : k + size]), packed, writer) for k in range(0, len(chunks), size)
         ]
         self.graph = _wrap(graph, packed, writer) if graph is not None else None
-        if writer is not None and writer.path not in self.spool_paths:
-            self.spool_paths.append(writer.path)
+        if writer is not None:
+            self.keep_file(writer)
 
     def add_chunk_window(self, chunks: list[Chunk], writer: SpoolWriter) -> None:
         """One more chunk window, written to ``writer``: the chunks as the chunker yields them,
         so that they are not all held (the caller lets ``chunks`` go)."""
         self.chunk_windows.append(_wrap(chunks, True, writer))
         self.n_chunks += len(chunks)
-        if writer.path not in self.spool_paths:
-            self.spool_paths.append(writer.path)
+        self.keep_file(writer)
 
     def add_graph(self, graph: ContentGraph | None, writer: SpoolWriter) -> None:
         """The graph's skeleton, written to ``writer``, after the last chunk window."""
         self.graph = _wrap(graph, True, writer) if graph is not None else None
-        if writer.path not in self.spool_paths:
-            self.spool_paths.append(writer.path)
+        self.keep_file(writer)
 
     @classmethod
     def pack(
@@ -181,6 +178,11 @@ class ParseWindows:
         :meth:`add_graph` add the rest)."""
         with SpoolWriter(directory, ".windows") as writer:
             return cls.cut_elements(parsed, writer=writer)
+
+    def keep_file(self, writer: SpoolWriter) -> None:
+        """Note ``writer``'s file among the windows' spool files (:meth:`discard` removes it)."""
+        if writer.path not in self.spool_paths:
+            self.spool_paths.append(writer.path)
 
     def discard(self) -> None:
         """Delete the spool files, if any: the windows are used up or will not be."""
@@ -228,6 +230,18 @@ class ParseWindows:
         chunks = [c for window in self.chunks() for c in window]
         document = self.head.document.model_copy(update={"elements": elements})
         return replace(self.head, document=document), chunks
+
+
+def window_count(page_count: int, per: int) -> int:
+    """How many element windows of ``per`` pages a document of ``page_count`` pages has (one,
+    even for no pages)."""
+    return max(1, -(-page_count // per))
+
+
+def window_span(k: int, per: int, page_count: int) -> tuple[int, int]:
+    """The pages ``[start, stop)`` of element window ``k``."""
+    start = k * per
+    return start, max(start, min(page_count, start + per))
 
 
 def _wrap(value: Any, packed: bool, writer: SpoolWriter | None) -> Any:

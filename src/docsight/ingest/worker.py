@@ -461,17 +461,11 @@ def _count(media_type: str, data: bytes) -> int:
 
 def _pictures_to_read(parsed: ParsedDocument, settings: Settings) -> int:
     """An upper bound of the pictures ``read_picture_text`` may OCR."""
-    from docsight.document.model import ElementKind
-    from docsight.ingest.picture_text import _MAX_PICTURES
+    from docsight.ingest.picture_text import MAX_PICTURES, unread_pictures
 
     if settings.parse.ocr == "never":
         return 0
-    n = sum(
-        1
-        for e in parsed.document.elements
-        if e.kind == ElementKind.FIGURE and e.image_id and not e.text.strip()
-    )
-    return min(n, _MAX_PICTURES)
+    return min(unread_pictures(parsed.document.elements), MAX_PICTURES)
 
 
 def _run_guarded(

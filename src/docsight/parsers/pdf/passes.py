@@ -29,7 +29,7 @@ import tempfile
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import IO, Any, NamedTuple, overload
 
 from docsight.document.builder import DocumentBuilder
@@ -246,65 +246,52 @@ def finish_pages(
     emission through ``builder``. The pages are released as they are emitted, and the store
     is closed at the end. With a ``sink``, each page's elements go there once it is emitted
     (:mod:`docsight.document.stream`), and the document comes back without them."""
-    try:
-        return _finish(store, builder, outline, meta_title, metadata, sink)
-    finally:
-        store.close()
-
-
-def _finish(
-    store: PageStore,
-    builder: DocumentBuilder,
-    outline: list[tuple[int, str, int]],
-    meta_title: str | None,
-    metadata: dict[str, str],
-    sink: ElementSink | None,
-) -> ParsedDocument:
-    n = len(store)
-    # Figures at the same place on many pages are decoration: their labels rejoin the text,
-    # so those pages' furniture candidates are taken again.
-    boxes: Counter[Place] = Counter()
-    for places in store.places:
-        boxes.update(places)
-    decoration = decoration_places(boxes, n)
-    if decoration:
+    with closing(store):
+        n = len(store)
+        # Figures at the same place on many pages are decoration: their labels rejoin the text,
+        # so those pages' furniture candidates are taken again.
+        boxes: Counter[Place] = Counter()
+        for places in store.places:
+            boxes.update(places)
+        decoration = decoration_places(boxes, n)
+        if decoration:
+            for i in range(n):
+                if store.places[i] & decoration:
+                    page = store.load(i)
+                    if drop_figures_at(page, decoration):
+                        store.furniture[i] = _candidates(page)
+                        store.save(i, page)
+        marks = mark_furniture(store.furniture)
+        sizes: Counter[float] = Counter()
         for i in range(n):
-            if store.places[i] & decoration:
-                page = store.load(i)
-                if drop_figures_at(page, decoration):
-                    store.furniture[i] = _candidates(page)
-                    store.save(i, page)
-    marks = mark_furniture(store.furniture)
-    sizes: Counter[float] = Counter()
-    for i in range(n):
-        page = store.load(i)
-        _lay_out(page, marks[i])
-        add_font_sizes(page, sizes)
-        store.save(i, page)
-    body = body_size(sizes)
-    with store.window() as pages:
-        matched = match_outline(pages, outline)
-    candidates: list[Style] = []
-    ocr_sizes: list[tuple[float, int]] = []
-    heads: list[float] = []
-    for i in range(n):
-        page = store.load(i)
-        front = title_roles(page, body, meta_title) if i == 0 else set()
-        candidates.extend(page_roles(page, body, front))
-        hint_roles(page, page.roles, ocr_sizes, heads)
-        store.save(i, page)
-    font_level = heading_levels(candidates, matched, body)
-    ocr_level = ocr_heading_levels(ocr_sizes, heads)
-    if sink is not None:
-        builder.stream(sink)
-    for i in range(n):
-        page = store.load(i)
-        store.release(i)
-        resolve_headings(page.roles, font_level, ocr_level)
-        emit([page], page.roles, builder)
-        builder.flush()
-    # Without a credible metadata title the builder uses the TITLE element.
-    return builder.build(title=meta_title, metadata=metadata)
+            page = store.load(i)
+            _lay_out(page, marks[i])
+            add_font_sizes(page, sizes)
+            store.save(i, page)
+        body = body_size(sizes)
+        with store.window() as pages:
+            matched = match_outline(pages, outline)
+        candidates: list[Style] = []
+        ocr_sizes: list[tuple[float, int]] = []
+        heads: list[float] = []
+        for i in range(n):
+            page = store.load(i)
+            front = title_roles(page, body, meta_title) if i == 0 else set()
+            candidates.extend(page_roles(page, body, front))
+            hint_roles(page, page.roles, ocr_sizes, heads)
+            store.save(i, page)
+        font_level = heading_levels(candidates, matched, body)
+        ocr_level = ocr_heading_levels(ocr_sizes, heads)
+        if sink is not None:
+            builder.stream(sink)
+        for i in range(n):
+            page = store.load(i)
+            store.release(i)
+            resolve_headings(page.roles, font_level, ocr_level)
+            emit([page], page.roles, builder)
+            builder.flush()
+        # Without a credible metadata title the builder uses the TITLE element.
+        return builder.build(title=meta_title, metadata=metadata)
 
 
 def _lay_out(page: Page, furniture: dict[int, str]) -> None:

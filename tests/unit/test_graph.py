@@ -223,6 +223,54 @@ def test_lite_evolution_pulls_neighbours_together_and_adds_similar_edges(
     np.testing.assert_array_equal(none, vectors)
 
 
+def _evolve_by_the_book(
+    links: list[tuple[int, int]], x: np.ndarray, rounds: int, k: int, alpha: float, reach: int
+) -> np.ndarray:
+    """G-Reader's lite evolution written plainly, as the oracle of the one that saves memory:
+    each round mixes every vector with its most similar linked or nearby vectors of the round
+    before."""
+    n = len(x)
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    for _ in range(rounds):
+        before = x.copy()
+        for i in range(n):
+            lo, hi = (0, n) if n <= 2 * reach else (max(0, i - i % 512 - reach), n)
+            if n > 2 * reach:
+                hi = min(n, i - i % 512 + 512 + reach)
+            others = [j for j in range(lo, hi) if j != i]
+            sims = before[others] @ before[i]
+            order = sorted(range(len(others)), key=lambda r: -sims[r])[:k]
+            candidates = {others[r] for r in order}
+            candidates |= {b for a, b in links if a == i} | {a for a, b in links if b == i}
+            chosen = sorted(candidates, key=lambda j: -float(before[j] @ before[i]))[:k]
+            weights = np.clip(np.array([before[j] @ before[i] for j in chosen]), 0.0, None)
+            if weights.sum() > 0:
+                pulled = (weights[:, None] * before[chosen]).sum(0) / weights.sum()
+                x[i] = before[i] + alpha * pulled
+        x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    return x
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_lite_evolution_matches_the_plain_rule_in_two_buffers(overwrite: bool) -> None:
+    # More chunks than twice the local reach, so that far chunks are not compared.
+    n = 1100
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((n, 16)).astype(np.float32)
+    ids = [f"c{i}" for i in range(n)]
+    links = [(i, i + 1) for i in range(0, n - 1, 3)] + [(5, 1000), (40, 900)]
+    graph = ContentGraph(
+        doc_id="d",
+        edges=[GraphEdge(kind=EdgeKind.REFERS_TO, source=ids[a], target=ids[b]) for a, b in links],
+    )
+    given = vectors.copy()
+    _, evolved = evolve_lite(graph, ids, given, rounds=2, neighbours=3, overwrite=overwrite)
+    expected = _evolve_by_the_book(links, vectors, rounds=2, k=3, alpha=0.5, reach=500)
+    np.testing.assert_allclose(evolved, expected, atol=2e-6)
+    if not overwrite:
+        np.testing.assert_array_equal(given, vectors)  # the caller's vectors are untouched
+
+
 def test_similar_edges_need_the_threshold(document: tuple[Document, list[Chunk]]) -> None:
     doc, chunks = document
     vectors = _vectors(len(chunks), seed=5)

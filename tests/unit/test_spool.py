@@ -4,6 +4,7 @@ time, and deleted when they are used up or their process is gone."""
 from __future__ import annotations
 
 import os
+import pickle
 import stat
 import subprocess
 import sys
@@ -32,6 +33,35 @@ def test_values_are_read_back_where_the_writer_put_them(tmp_path: Path) -> None:
     os.unlink(first.path)
     with pytest.raises(IngestError, match="No such file or directory"):
         first.read()
+
+
+class _Unpicklable:
+    def __reduce__(self) -> tuple[object, ...]:
+        raise pickle.PicklingError("not this one")
+
+
+def test_values_are_pickled_into_the_file_and_unpickled_out_of_it(tmp_path: Path) -> None:
+    big = {"rows": list(range(200_000)), "text": "x" * 300_000}
+    with SpoolWriter(str(tmp_path), ".windows") as writer:
+        first = writer.dump(["a", 1])
+        with pytest.raises(pickle.PicklingError):
+            writer.dump(["half written", "y" * 100_000, _Unpicklable()])
+        second = writer.dump(big)
+        third = writer.put(b"raw")
+    # The failed value left nothing: the next one starts where the first ended.
+    assert second.offset == first.offset + first.length
+    assert third.offset == second.offset + second.length
+    assert first.unpickle() == ["a", 1] and second.unpickle() == big
+    assert load_bytes(third) == b"raw"
+    assert os.path.getsize(first.path) == third.offset + 3
+    # A value whose file was cut short is an error naming the file, never a part of it.
+    os.truncate(first.path, second.offset + 1000)
+    with pytest.raises(IngestError, match=r"temporary file .*cut short"):
+        second.unpickle()
+    assert first.unpickle() == ["a", 1]
+    os.unlink(first.path)
+    with pytest.raises(IngestError, match="No such file or directory"):
+        first.unpickle()
 
 
 def test_a_failed_write_leaves_no_file(tmp_path: Path) -> None:

@@ -85,9 +85,11 @@ def finish_graph(
     chat: object | None = None,
     embed: Callable[[list[str]], np.ndarray] | None = None,
     texts: Mapping[str, str] | None = None,
+    overwrite: bool = False,
 ) -> GraphBundle:
     """Summarise and evolve a graph from :func:`build_skeleton` as ``settings`` say, given the
-    vectors of its chunks (``vectors[i]`` is chunk ``chunk_ids[i]``'s).
+    vectors of its chunks (``vectors[i]`` is chunk ``chunk_ids[i]``'s). With ``overwrite``,
+    evolution may write into ``vectors``: the caller has no further use for them.
 
     Only model-written summaries read the chunks' content: with ``chat``, ``texts`` gives each
     chunk's body without placeholders (a chunk missing from it is summarised from its extractive
@@ -105,7 +107,8 @@ def finish_graph(
         graph = model_summaries(graph, texts or {}, summarizer)
     # Reordered once (a long document's vectors are megabytes): the node vectors and evolution
     # both read them in the graph's order.
-    rows = in_graph_order(graph, chunk_ids, np.asarray(vectors))
+    given = np.asarray(vectors)
+    rows = in_graph_order(graph, chunk_ids, given)
     bundle = bundle_of(graph, rows)
     mode = settings.evolution
     if mode == "auto":
@@ -120,6 +123,9 @@ def finish_graph(
             neighbours=settings.neighbours,
             alpha=settings.alpha,
             min_similarity=settings.min_similarity,
+            # The chunk nodes' vectors are replaced below and the structure nodes' are
+            # computed already: the rows are used up unless they are the caller's own.
+            overwrite=overwrite or rows is not given,
         )
         for cid, vector in zip(ordered, evolved, strict=True):
             bundle.vectors[cid] = vector

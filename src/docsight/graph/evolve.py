@@ -38,9 +38,11 @@ def evolve_lite(
     neighbours: int = 4,
     alpha: float = 0.5,
     min_similarity: float = 0.5,
+    overwrite: bool = False,
 ) -> tuple[ContentGraph, np.ndarray]:
     """Evolved chunk vectors (rows of ``vectors``, in ``chunk_ids`` order) and the graph with
-    ``similar`` edges added."""
+    ``similar`` edges added. With ``overwrite`` the rounds may write into ``vectors`` (the
+    caller has no further use for them): one copy of them fewer at the peak."""
     n = len(chunk_ids)
     if n < 2 or rounds <= 0:
         return graph.model_copy(update={"evolution": "lite", "rounds": 0}), vectors
@@ -51,13 +53,23 @@ def evolve_lite(
             a, b = row[edge.source], row[edge.target]
             linked[a].add(b)
             linked[b].add(a)
-    x = _normalise(np.asarray(vectors, dtype=np.float32))
-    nearest: list[list[int]] = [[] for _ in range(n)]
+    x = np.asarray(vectors, dtype=np.float32)
+    # With ``overwrite``, the caller's array is a buffer for free (the caller holds it anyway):
+    # the rounds normalise into it, then mix into it every other round, so that a 5,000-page
+    # report's 43 MiB of vectors are there twice at the peak rather than three times. A fresh
+    # buffer is made only after the round's search, whose working arrays are gone by then.
+    free = x if (overwrite or x is not vectors) and x.flags.writeable else None
+    x = _normalise(x, out=free)
+    nearest = np.zeros((n, 0), dtype=np.intp)
     for _ in range(rounds):
         nearest = _nearest(x, neighbours)
-        mixed = x.copy()
+        if free is None or free is x:
+            mixed = x.copy()
+        else:
+            mixed = free
+            np.copyto(mixed, x)
         for i in range(n):
-            candidates = sorted(linked[i] | set(nearest[i]))
+            candidates = sorted(linked[i].union(nearest[i].tolist()))
             if not candidates:
                 continue
             sims = x[candidates] @ x[i]
@@ -67,10 +79,10 @@ def evolve_lite(
                 continue
             chosen = np.asarray(candidates)[top]
             mixed[i] = x[i] + alpha * (weights[:, None] * x[chosen]).sum(0) / weights.sum()
-        x = _normalise(mixed, out=mixed)  # in place: one matrix fewer alive
+        x = _normalise(mixed, out=mixed)
     edges = list(graph.edges)
     for i in range(n):
-        for j in nearest[i]:
+        for j in nearest[i].tolist():
             if j in linked[i] or (j < i and i in nearest[j]):
                 continue  # already related, or the same pair seen from the other side
             sim = float(x[i] @ x[j])
@@ -92,11 +104,17 @@ def _normalise(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return np.divide(x, np.maximum(norms, 1e-9), out=out)
 
 
-def _nearest(x: np.ndarray, k: int, block: int = 512) -> list[list[int]]:
-    """For each row, the ``k`` most similar other rows (within ``_LOCAL_REACH`` for long
-    documents)."""
+def _nearest(x: np.ndarray, k: int, block: int = 512) -> np.ndarray:
+    """For each row, the ``k`` most similar other rows, most similar first (within
+    ``_LOCAL_REACH`` for long documents): one row of indices per row of ``x``, as an array
+    (as lists of ints they were 6 MiB at 30,000 chunks)."""
     n = len(x)
-    out: list[list[int]] = []
+    # Every row has as many candidates: all other rows, or a reach on each side of at least
+    # _LOCAL_REACH rows when there are more than 2 * _LOCAL_REACH.
+    take = max(0, min(k, n - 1))
+    out = np.zeros((n, take), dtype=np.intp)
+    if take == 0:
+        return out
     for start in range(0, n, block):
         stop = min(n, start + block)
         lo = 0 if n <= 2 * _LOCAL_REACH else max(0, start - _LOCAL_REACH)
@@ -104,14 +122,9 @@ def _nearest(x: np.ndarray, k: int, block: int = 512) -> list[list[int]]:
         sims = x[start:stop] @ x[lo:hi].T
         for r in range(stop - start):
             sims[r, start + r - lo] = -np.inf  # not its own neighbour
-        take = min(k, hi - lo - 1)
-        if take <= 0:
-            out.extend([] for _ in range(stop - start))
-            continue
         idx = np.argpartition(-sims, take - 1, axis=1)[:, :take]
         for r in range(stop - start):
-            ranked = idx[r][np.argsort(-sims[r, idx[r]], kind="stable")]
-            out.append([int(lo + j) for j in ranked])
+            out[start + r] = lo + idx[r][np.argsort(-sims[r, idx[r]], kind="stable")]
     return out
 
 

@@ -575,7 +575,11 @@ class IngestPipeline:
             # graph's intermediate counts): hand it back before the next step adds its own.
             release_freed_memory()
             page_vectors = self._page_vectors(head, clock)
-            graph = self._finish_graph(turn, windows.skeleton(), ids, all_vectors, texts)
+            # The chunks' vectors are written: evolution may use their array as its own.
+            graph = self._finish_graph(
+                turn, windows.skeleton(), ids, all_vectors, texts, overwrite=True
+            )
+            del all_vectors
             turn.emit("store")
             with clock("store"):
                 if graph is not None:
@@ -663,6 +667,8 @@ class IngestPipeline:
         ids: list[str],
         vectors: np.ndarray,
         texts: dict[str, str] | None,
+        *,
+        overwrite: bool = False,
     ) -> GraphBundle | None:
         if skeleton is None or not ids:
             return None
@@ -677,6 +683,7 @@ class IngestPipeline:
                 chat=self.chat,
                 embed=self._embedder.encode,
                 texts=texts,
+                overwrite=overwrite,
             )
         release_freed_memory()
         return graph

@@ -5,7 +5,8 @@ parsed document until its turn to be embedded and stored. Kept as bytes, that is
 for each 1,000 pages of a report, twice over while a message is unpickled, and it grows with the
 file. So the supervisor gives its workers a private directory (:class:`Spool`), a worker writes
 what it returns there, one pickled value after another (:class:`SpoolWriter`), and the message
-carries only where each value lies (:class:`Spooled`). The reader loads one value at a time.
+carries only where each value lies (:class:`Spooled`). The reader loads one value at a time,
+unpickled as it is read.
 
 The files are the supervisor's: it deletes a file once its file's turn is over and the whole
 directory when it closes. A parent killed before that leaves its directory behind; the next
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import pickle
 import shutil
 import stat
 import tempfile
@@ -55,6 +57,23 @@ class Spooled:
         if len(data) != self.length:
             raise self._lost(f"{len(data)} bytes at {self.offset}, not {self.length}")
         return data
+
+    def unpickle(self) -> Any:
+        """The value, unpickled as it is read from its file (:meth:`SpoolWriter.dump`): its
+        bytes are never all held beside the objects made of them (a 5,000-page report's graph
+        skeleton is 12 MiB pickled). Raises :class:`IngestError` as :meth:`read` does."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                value = pickle.load(f)  # our own workers' output
+                end = f.tell()
+        except OSError as exc:
+            raise self._lost(exc.strerror or str(exc)) from exc
+        except (EOFError, pickle.UnpicklingError) as exc:
+            raise self._lost(f"cut short at {self.offset}: {exc}") from exc
+        if end != self.offset + self.length:
+            raise self._lost(f"{end - self.offset} bytes at {self.offset}, not {self.length}")
+        return value
 
     def _lost(self, why: str) -> IngestError:
         return IngestError(
@@ -94,6 +113,22 @@ class SpoolWriter:
         self._file.write(data)
         spooled = Spooled(self.path, self._offset, len(data))
         self._offset += len(data)
+        return spooled
+
+    def dump(self, value: Any) -> Spooled:
+        """Append ``value`` pickled, written as it is pickled (no bytes of it all at once);
+        where it lies, for :meth:`Spooled.unpickle`."""
+        assert self._file is not None, "the spool file is closed"
+        try:
+            pickle.dump(value, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        except BaseException:
+            # What was written of it goes, so that the next value starts where it is noted.
+            self._file.seek(self._offset)
+            self._file.truncate()
+            raise
+        end = self._file.tell()
+        spooled = Spooled(self.path, self._offset, end - self._offset)
+        self._offset = end
         return spooled
 
     def close(self) -> None:

@@ -38,7 +38,7 @@ from typing import Any
 from docsight.document.chunk import Chunk
 from docsight.document.model import Element, ParsedDocument
 from docsight.graph.model import ContentGraph
-from docsight.ingest.spool import Spooled, SpoolWriter, load_bytes, remove_file
+from docsight.ingest.spool import Spooled, SpoolWriter, remove_file
 
 #: Pages per element window: a report's 32 pages are a few hundred elements.
 PAGES_PER_WINDOW = 32
@@ -247,11 +247,14 @@ def window_span(k: int, per: int, page_count: int) -> tuple[int, int]:
 def _wrap(value: Any, packed: bool, writer: SpoolWriter | None) -> Any:
     if not packed and writer is None:
         return value
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return writer.put(data) if writer is not None else data
+    if writer is not None:
+        return writer.dump(value)
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _load(data: Any) -> Any:
-    if isinstance(data, bytes | Spooled):
-        return pickle.loads(load_bytes(data))  # our own workers' output
+    if isinstance(data, Spooled):
+        return data.unpickle()
+    if isinstance(data, bytes):
+        return pickle.loads(data)  # our own workers' output
     return data

@@ -125,3 +125,22 @@ def test_the_spools_of_processes_that_are_gone_are_swept(tmp_path: Path) -> None
     # process may be alive where this one cannot see it) stay.
     assert alive.is_dir() and other.is_dir() and recent.is_dir()
     spool.close()
+
+
+def test_a_file_that_cannot_be_put_right_takes_no_more_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = SpoolWriter(str(tmp_path), ".windows")
+    writer.dump("kept")
+
+    def full(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    assert writer._file is not None
+    monkeypatch.setattr(writer._file, "truncate", full, raising=False)
+    with pytest.raises(pickle.PicklingError):
+        writer.dump(_Unpicklable())
+    # The pickling error is the one raised; the file is gone and takes nothing more.
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(AssertionError, match="closed"):
+        writer.dump("more")

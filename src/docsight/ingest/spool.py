@@ -122,9 +122,13 @@ class SpoolWriter:
         try:
             pickle.dump(value, self._file, protocol=pickle.HIGHEST_PROTOCOL)
         except BaseException:
-            # What was written of it goes, so that the next value starts where it is noted.
-            self._file.seek(self._offset)
-            self._file.truncate()
+            # What was written of it goes, so that the next value starts where it is noted; a
+            # file that cannot be put right (a full disk) takes no more values.
+            try:
+                self._file.seek(self._offset)
+                self._file.truncate()
+            except OSError:
+                self.discard()
             raise
         end = self._file.tell()
         spooled = Spooled(self.path, self._offset, end - self._offset)

@@ -98,9 +98,11 @@ def test_a_full_disk_while_streaming_fails_the_file_and_leaves_nothing(
     spool = tmp_path / "spool"
     spool.mkdir()
 
-    def full(self: SpoolWriter, data: bytes) -> Any:
+    def full(self: SpoolWriter, value: Any) -> Any:
         raise OSError(28, "No space left on device")
 
+    # Both ways a worker writes to its spool: values pickled into it, and bytes.
+    monkeypatch.setattr(SpoolWriter, "dump", full)
     monkeypatch.setattr(SpoolWriter, "put", full)
     with pytest.raises(IngestError, match=r"temporary directory .*No space left on device"):
         _run(state, pdf, spool)

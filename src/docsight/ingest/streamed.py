@@ -21,7 +21,6 @@ import contextlib
 import functools
 import itertools
 import logging
-import pickle
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -189,7 +188,7 @@ class StreamedParse:
         start, stop = window_span(self._window, self.per, self._page_count)
         elements, self._pending = self._pending, []
         try:
-            spooled = self.writer.put(pickle.dumps(elements, protocol=pickle.HIGHEST_PROTOCOL))
+            spooled = self.writer.dump(elements)
         except OSError as exc:
             raise unwritable(self.path, self.spool, exc) from exc
         self.windows.append(ElementWindow(start, stop, spooled))

@@ -19,12 +19,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from docsight.document.text import split_sentences
+from docsight.document.text import leading_sentence
 from docsight.errors import LLMError
 from docsight.graph.model import GraphNode
 
@@ -49,11 +48,18 @@ _STOP = frozenset(
 
 def keyword_tokens(text: str) -> list[str]:
     """Lower-cased words worth keeping as keywords (no stopwords, no bare numbers)."""
-    out = []
-    for match in _WORD.finditer(text):
-        word = match.group(0).lower().replace("’", "'").removesuffix("'s")
+    # Every chunk's text is read five times for a graph (rarity, then chunk, section, page and
+    # document keywords): the plain loop over ``findall`` is a fifth faster than over matches.
+    out: list[str] = []
+    append = out.append
+    for word in _WORD.findall(text):
+        word = word.lower()
+        if "’" in word:
+            word = word.replace("’", "'")
+        if word.endswith("'s"):
+            word = word[:-2]
         if len(word) > 2 and word not in _STOP:
-            out.append(word)
+            append(word)
     return out
 
 
@@ -94,15 +100,10 @@ def first_sentence(text: str) -> str:
         line = line.strip().lstrip("#*-•| ").strip()
         if not line:
             continue
-        for sentence in _sentences(line[:2000]):
-            if len(sentence.split()) >= 4:
-                return shorten(sentence)
+        sentence = leading_sentence(line[:2000], 4)
+        if sentence is not None:
+            return shorten(sentence)
     return shorten(" ".join(text.split()))
-
-
-@lru_cache(maxsize=4096)
-def _sentences(line: str) -> tuple[str, ...]:
-    return tuple(split_sentences(line))
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,41 @@ def _form_pdf(path: Path) -> Path:
     return path
 
 
+def _one_object_per_character_pdf(path: Path) -> Path:
+    """Text drawn a character at a time, each its own text object, in two fonts and sizes and
+    with a scaled line: what some report producers write (the pdfium reader asks each object
+    its font and matrix once, and must place every character as before)."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen.canvas import Canvas
+
+    canvas = Canvas(str(path), pagesize=(612, 792), invariant=True)
+    lines = [
+        ("Helvetica", 11, "Revenue grew in every segment during the fiscal year."),
+        ("Times-Roman", 14, "Operating income, net of charges (in millions)."),
+        ("Helvetica-Bold", 9, "Table 4: Results by region and quarter"),
+    ]
+    y = 720.0
+    for font, size, text in lines * 3:
+        x = 72.0
+        for ch in text:
+            canvas.setFont(font, size)
+            canvas.drawString(x, y, ch)  # a BT ... ET of its own
+            x += stringWidth(ch, font, size)
+        y -= size * 1.8
+    canvas.saveState()
+    canvas.translate(72, 300)
+    canvas.scale(1.4, 1.4)
+    x = 0.0
+    for ch in "A scaled line of single characters.":
+        canvas.setFont("Helvetica", 10)
+        canvas.drawString(x, 0, ch)
+        x += stringWidth(ch, "Helvetica", 10)
+    canvas.restoreState()
+    canvas.showPage()
+    canvas.save()
+    return path
+
+
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     folder = tmp_path_factory.mktemp("pdfium")
@@ -78,6 +113,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         pdfgen.make_shaded_statement(folder / "statement.pdf"),
         pdfgen.make_chart_report(folder / "chart.pdf"),
         _form_pdf(folder / "forms.pdf"),
+        _one_object_per_character_pdf(folder / "characters.pdf"),
     ]
 
 

@@ -16,6 +16,8 @@ frame (crop box, ``/Rotate`` applied), the frame of pdfium's glyphs.
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from docsight.parsers.pdf.extract import MAX_VECTOR_OBJECTS, Objects
@@ -307,15 +309,18 @@ def pdfium_glyphs(pdfium_page: Any, page: Page) -> list[Glyph]:
         rect_ref = ctypes.byref(rect)
         ox, oy = ctypes.c_double(), ctypes.c_double()
         ox_ref, oy_ref = ctypes.byref(ox), ctypes.byref(oy)
-        advance = ctypes.c_float()
-        advance_ref = ctypes.byref(advance)
         shared_of = _TextObjects(raw, tp, rotation)
         #: Each glyph, and whether it is placed from its origin (see _join_ligatures).
         drawn: list[tuple[Glyph, bool]] = []
         for k in range(n):
             ch = text[k]
-            if not ch or raw.FPDFText_IsGenerated(tp, k) == 1:
-                continue  # a surrogate pair's second half, or a space pdfium inferred
+            if not ch:
+                continue  # a surrogate pair's second half
+            # pdfium generates only spaces and line breaks (on the dev and smoke PDFs' 2.9
+            # million characters, 193,599 spaces and 44,612 CR LF pairs): asking for every
+            # character was a fifth of this loop's ctypes calls.
+            if ch in _GENERATED and raw.FPDFText_IsGenerated(tp, k) == 1:
+                continue  # a space or line break pdfium inferred
             if ch in _NO_CHAR:
                 # pdfium reports a hyphen that ends a line as a control code; the hyphen stays,
                 # so the line join treats it as it treats pdfminer's.
@@ -327,14 +332,9 @@ def pdfium_glyphs(pdfium_page: Any, page: Page) -> list[Glyph]:
             if em:
                 raw.FPDFText_GetCharOrigin(tp, k, ox_ref, oy_ref)
                 x0, y0 = ox.value - left, top - oy.value - 0.8 * em
-                if (
-                    pdf_font
-                    and raw.FPDFFont_GetGlyphWidth(
-                        pdf_font, ord(ch[0]), ctypes.c_float(size), advance_ref
-                    )
-                    and advance.value > 0
-                ):
-                    x1 = x0 + advance.value * scale_x
+                width = shared_of.advance(pdf_font, size, ch) if pdf_font else 0.0
+                if width > 0:
+                    x1 = x0 + width * scale_x
                 else:  # no width for this character: the outline's box
                     raw.FPDFText_GetLooseCharBox(tp, k, rect_ref)
                     x1 = rect.right - left
@@ -380,35 +380,55 @@ class _TextObjects:
     """What the characters of one pdfium text object share, asked once per object: its font's
     base name, whether it runs upright, its em in points when it runs upright on an unrotated
     page without mirroring (``0.0`` otherwise), the font size to measure advances at (nominal
-    when ``em`` is set; else the em as drawn, ``0.0`` if unknown), its font handle and its
-    horizontal scale (for advance widths)."""
+    when ``em`` is set; else the em as drawn, ``0.0`` if unknown), its font's address and its
+    horizontal scale (for advance widths).
+
+    Some producers draw every character as a text object of its own (a 10-K of 528,000
+    characters had 391,000 objects), so the per-object questions are few: the font's name is
+    asked once per font, and the character's angle only where pdfium has no matrix for it."""
 
     def __init__(self, raw: Any, textpage: Any, rotation: int) -> None:
         self.raw = raw
         self.tp = textpage
         self.rotation = rotation
+        self.calls = _by_address(raw)
         self.buf = ctypes.create_string_buffer(128)
         self.flags = ctypes.c_int()
         self.matrix = raw.FS_MATRIX()
+        self.matrix_ref = ctypes.byref(self.matrix)
         self.fonts: dict[bytes, str] = {}
-        self.seen: dict[int, tuple[str, bool, float, float, Any, float]] = {}
+        self.font_names: dict[int, str] = {}
+        self.seen: dict[int, tuple[str, bool, float, float, int, float]] = {}
+        self.width = ctypes.c_float()
+        self.width_ref = ctypes.byref(self.width)
+        #: Advance widths by font, size and character: a page asks for the same few hundred
+        #: again and again.
+        self.widths: dict[tuple[int, float, str], float] = {}
 
-    def __call__(self, k: int) -> tuple[str, bool, float, float, Any, float]:
+    def __call__(self, k: int) -> tuple[str, bool, float, float, int, float]:
+        address = self.calls.text_object(self.tp, k)
+        if not address:
+            return self._read(k, 0)
+        shared = self.seen.get(address)
+        if shared is None:
+            shared = self.seen[address] = self._read(k, address)
+        return shared
+
+    def _read(self, k: int, address: int) -> tuple[str, bool, float, float, int, float]:
         raw = self.raw
-        obj = raw.FPDFText_GetTextObject(self.tp, k)
-        address = ctypes.cast(obj, ctypes.c_void_p).value
-        if address and address in self.seen:
-            return self.seen[address]
-        buf = self.buf
-        n = raw.FPDFText_GetFontInfo(self.tp, k, buf, len(buf), ctypes.byref(self.flags))
-        key = buf.raw[: max(0, n - 1)]
-        font = self.fonts.setdefault(key, base_font_name(key.decode("latin-1")))
-        angle = raw.FPDFText_GetCharAngle(self.tp, k)
-        upright = abs(angle) < 0.1 or abs(angle - 3.14159) < 0.1 or abs(angle - 6.28318) < 0.1
+        font_address = (self.calls.font_of(address) or 0) if address else 0
+        font = self.font_names.get(font_address) if font_address else None
+        if font is None:
+            buf = self.buf
+            n = raw.FPDFText_GetFontInfo(self.tp, k, buf, len(buf), ctypes.byref(self.flags))
+            key = buf.raw[: max(0, n - 1)]
+            font = self.fonts.setdefault(key, base_font_name(key.decode("latin-1")))
+            if font_address:
+                self.font_names[font_address] = font
         nominal = float(raw.FPDFText_GetFontSize(self.tp, k))
         em = scale_x = drawn = 0.0
         m = self.matrix
-        if raw.FPDFText_GetMatrix(self.tp, k, ctypes.byref(m)):
+        if raw.FPDFText_GetMatrix(self.tp, k, self.matrix_ref):
             # pdfminer's reading: slanted (oblique) text still runs along its line.
             upright = m.a * m.d > 0 and m.b * m.c <= 0
             upright_here = m.a > 0 and m.d > 0 and abs(m.b) < 1e-3 * m.a and abs(m.c) < 1e-3 * m.d
@@ -425,14 +445,60 @@ class _TextObjects:
             )
             if across:
                 drawn = nominal * abs(m.a * m.d - m.b * m.c) ** 0.5
+        else:  # the angle decides only where there is no matrix
+            angle = raw.FPDFText_GetCharAngle(self.tp, k)
+            upright = abs(angle) < 0.1 or abs(angle - 3.14159) < 0.1 or abs(angle - 6.28318) < 0.1
         if em >= 0.5:
-            pdf_font = raw.FPDFTextObj_GetFont(obj) if address else None
-            shared = (font, upright, em, nominal, pdf_font, scale_x)
-        else:
-            shared = (font, upright, 0.0, drawn if drawn >= 1.0 else 0.0, None, 0.0)
-        if address:
-            self.seen[address] = shared
-        return shared
+            return (font, upright, em, nominal, font_address, scale_x)
+        return (font, upright, 0.0, drawn if drawn >= 1.0 else 0.0, 0, 0.0)
+
+    def advance(self, font_address: int, size: float, ch: str) -> float:
+        """The advance width of ``ch`` in the font at ``font_address`` at ``size`` points; 0.0
+        when pdfium has none."""
+        key = (font_address, size, ch)
+        width = self.widths.get(key)
+        if width is None:
+            ok = self.calls.glyph_width(font_address, ord(ch[0]), size, self.width_ref)
+            width = self.width.value if ok and self.width.value > 0 else 0.0
+            self.widths[key] = width
+        return width
+
+
+#: The characters pdfium inserts itself (``FPDFText_IsGenerated``).
+_GENERATED = frozenset({" ", "\r", "\n"})
+
+
+@dataclass(frozen=True)
+class _AddressCalls:
+    """pdfium functions that take and return handles as plain addresses. pypdfium2's return
+    typed pointers, and turning one into an address (to know an object seen before) cost
+    more than the call; these are prototypes of our own at the same entry points."""
+
+    text_object: Any
+    font_of: Any
+    glyph_width: Any
+
+
+@lru_cache(maxsize=1)
+def _by_address(raw: Any) -> _AddressCalls:
+    def at(function: Any, restype: Any, *argtypes: Any) -> Any:
+        entry = ctypes.cast(function, ctypes.c_void_p).value
+        assert entry, "a pdfium function without an address"
+        return ctypes.CFUNCTYPE(restype, *argtypes)(entry)
+
+    void_p = ctypes.c_void_p
+    return _AddressCalls(
+        text_object=at(raw.FPDFText_GetTextObject, void_p, void_p, ctypes.c_int),
+        font_of=at(raw.FPDFTextObj_GetFont, void_p, void_p),
+        glyph_width=at(
+            raw.FPDFFont_GetGlyphWidth,
+            ctypes.c_int,
+            void_p,
+            ctypes.c_uint,
+            ctypes.c_float,
+            ctypes.POINTER(ctypes.c_float),
+        ),
+    )
 
 
 #: What pdfium reports for a character without a Unicode mapping (or none at all).

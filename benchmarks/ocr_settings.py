@@ -89,10 +89,25 @@ class Config:
         )
 
 
+def current(name: str, **changes: Any) -> Config:
+    """docsight's OCR setting as it is now (:mod:`docsight.vision.ocr`), with ``changes``."""
+    from docsight.vision import ocr
+
+    fields = {"det_side": ocr.DET_SIDE, "rec_width": ocr.REC_WIDTH, "rec_batch": ocr.REC_BATCH}
+    return Config(name, **{**fields, **changes})
+
+
+#: ``base`` is always the current setting; the others are candidates against it. The first
+#: rounds' base (1,600 px, 320 px, batches of 6) is ``v1600-w320``.
 CONFIGS = {
     c.name: c
     for c in (
-        Config("base"),
+        current("base"),
+        Config("v1600-w320"),
+        # Recognition batches: RapidOCR pads each batch to its widest crop.
+        current("b1", rec_batch=1),
+        current("b2", rec_batch=2),
+        current("b3", rec_batch=3),
         Config("det1280", det_side=1280),
         Config("det1024", det_side=1024),
         Config("det736", det_side=736),

@@ -325,13 +325,17 @@ def test_ocr_settings_reach_rapidocr_and_the_cache_key(monkeypatch: pytest.Monke
     assert params["Det.limit_type"] == "max"
     assert params["Det.limit_side_len"] == ocr.DET_SIDE < ocr.MAX_SIDE
     assert params["Rec.rec_img_shape"] == [3, 48, ocr.REC_WIDTH]
+    assert params["Rec.rec_batch_num"] == ocr.REC_BATCH
     assert params["Global.use_cls"] is False
     key = content_key("pixels", engine.params)
     monkeypatch.setattr(ocr, "DET_SIDE", ocr.DET_SIDE + 32)
     moved_det = content_key("pixels", engine.params)
     monkeypatch.setattr(ocr, "REC_WIDTH", ocr.REC_WIDTH * 2)
     moved_rec = content_key("pixels", engine.params)
-    assert len({key, moved_det, moved_rec}) == 3  # cached reads of other settings are not reused
+    monkeypatch.setattr(ocr, "REC_BATCH", ocr.REC_BATCH + 5)
+    moved_batch = content_key("pixels", engine.params)
+    # Cached reads of other settings are not reused.
+    assert len({key, moved_det, moved_rec, moved_batch}) == 4
 
 
 def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -69,7 +69,8 @@ def leading_sentence(line: str, min_words: int = 4) -> str | None:
     line = line.strip()
     if not line:
         return None
-    if not _LIST_ITEM.search(line):
+    # pysbd also ends a sentence at a line break: text of several lines is split whole.
+    if "\n" not in line and "\r" not in line and not _LIST_ITEM.search(line):
         if not _TERMINATOR.search(line):
             return line if len(line.split()) >= min_words else None  # one sentence
         prefix = _leading_part(line, min_words)

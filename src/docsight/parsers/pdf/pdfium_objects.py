@@ -328,11 +328,11 @@ def pdfium_glyphs(pdfium_page: Any, page: Page) -> list[Glyph]:
             if ch.isspace():
                 drawn.append((_SPACE, False))  # a separator: its box is never read
                 continue
-            font, upright, em, size, pdf_font, scale_x = shared_of(k)
+            font, upright, em, size, font_address, scale_x = shared_of(k)
             if em:
                 raw.FPDFText_GetCharOrigin(tp, k, ox_ref, oy_ref)
                 x0, y0 = ox.value - left, top - oy.value - 0.8 * em
-                width = shared_of.advance(pdf_font, size, ch) if pdf_font else 0.0
+                width = shared_of.advance(font_address, size, ch) if font_address else 0.0
                 if width > 0:
                     x1 = x0 + width * scale_x
                 else:  # no width for this character: the outline's box

@@ -108,6 +108,9 @@ CONFIGS = {
         current("b1", rec_batch=1),
         current("b2", rec_batch=2),
         current("b3", rec_batch=3),
+        # Narrowest recogniser input, at the current batch.
+        current("w96", rec_width=96),
+        current("w64", rec_width=64),
         Config("det1280", det_side=1280),
         Config("det1024", det_side=1024),
         Config("det736", det_side=736),

@@ -69,7 +69,7 @@ def _form_pdf(path: Path) -> Path:
 
 
 def _one_object_per_character_pdf(path: Path) -> Path:
-    """Text drawn a character at a time, each its own text object, in two fonts and sizes and
+    """Text drawn a character at a time, each its own text object, in three fonts and sizes and
     with a scaled line: what some report producers write (the pdfium reader asks each object
     its font and matrix once, and must place every character as before)."""
     from reportlab.pdfbase.pdfmetrics import stringWidth

@@ -42,6 +42,13 @@ def _whole_line(line: str, min_words: int = 4) -> str | None:
         "The amounts are 3.5 and 4.25 million dollars for the year. " + "Again a sentence. " * 9,
         "Dr. Smith paid $3.5 million. Then he left the company for good and never came back.",
         "No terminator at all in this line but many words in it " * 5,
+        # Full-width stops end sentences too; pysbd's own placeholder symbols come back changed.
+        "one two three four。five six seven eight",
+        "one two three four！five six seven eight",
+        "one two three four？ five six seven eight",
+        "Dots ．in full width and more words here",
+        "Weird ☉ symbol in a line with several words",
+        "Letters ȸ and ȹ in a line with words",
         # Several lines: pysbd ends a sentence at each break.
         "first words here now\nsecond line words here",
         "Short.\nThe second line has the sentence with words. " + "More of it. " * 10,
@@ -81,6 +88,8 @@ def test_generated_lines_agree_with_the_whole_split() -> None:
         "words without an end",
         "another clause, with a comma",
         "\n",
+        "。",
+        "？",
     ]
     rng = random.Random(17)
     for _ in range(400):

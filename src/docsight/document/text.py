@@ -49,7 +49,10 @@ def split_sentences(text: str) -> list[str]:
 _LIST_ITEM = re.compile(
     r"(?:^|[\s(\-⁃])(?:\d{1,2}|[a-z]|[ivxlcdm]{1,6})(?:\.\s|\.\)|\)\s|\.$|\)$)", re.IGNORECASE
 )
-_TERMINATOR = re.compile(r"[.!?…]")
+#: What pysbd ends a sentence at (full-width stops too), and the placeholders it swaps in and
+#: back while it works (a line holding one of those comes back changed): a line with none of
+#: these is one sentence as it is.
+_TERMINATOR = re.compile(r"[.!?…。．！？∯∮♨☏☝♝♟♬♭✂⎋⌬☄☇☈☉ȸȹᓰᓱᓳᓴᓷᓸƪǃ]")
 #: Quotes and brackets pysbd keeps a sentence together across: a shortened line must close all
 #: it opens, or its sentences could end where the whole line's do not.
 _PAIRED = (("(", ")"), ("[", "]"), ("“", "”"), ("‘", "’"), ("«", "»"))

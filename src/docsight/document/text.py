@@ -78,9 +78,14 @@ def leading_sentence(line: str, min_words: int = 4) -> str | None:
             return line if len(line.split()) >= min_words else None  # one sentence
         prefix = _leading_part(line, min_words)
         if prefix is not None:
-            for sentence in split_sentences(prefix)[:-1]:  # the last may be cut short
+            pieces = split_sentences(prefix)
+            for i, sentence in enumerate(pieces[:-1]):  # the last may be cut short
                 if len(sentence.split()) >= min_words:
-                    return sentence
+                    # Taken only with some text after it in the part, as pysbd's look-ahead
+                    # saw in the whole line; else the whole line decides.
+                    if sum(len(p) for p in pieces[i + 1 :]) >= _LOOK_PAST // 2:
+                        return sentence
+                    break
     for sentence in split_sentences(line):
         if len(sentence.split()) >= min_words:
             return sentence

@@ -78,7 +78,7 @@ def test_a_workers_result_arrives_in_windows_and_is_stored_as_in_process(
                 len(output.parsed.document.elements),
                 [(w.start, w.stop, type(w.data)) for w in windows.element_windows],
                 [type(w) for w in windows.chunk_windows],
-                type(windows.graph),
+                {type(p) for p in windows.graph},
                 [p.is_file() for p in spools],
             )
         )
@@ -97,7 +97,7 @@ def test_a_workers_result_arrives_in_windows_and_is_stored_as_in_process(
     # The head came without elements; pages 0-31 and 32-39 came pickled into a spool file
     # (written before the graph was built), and the chunks and the graph's skeleton into
     # a second one.
-    spooled = [(0, [(0, 32, Spooled), (32, 40, Spooled)], [Spooled], Spooled, [True, True])]
+    spooled = [(0, [(0, 32, Spooled), (32, 40, Spooled)], [Spooled], {Spooled}, [True, True])]
     assert arrived == spooled
     # The files went once the document was stored, and the spool with the supervisor.
     assert all(p.parent.parent == tmp_path / "tmp" and not p.exists() for p in spools)
@@ -181,11 +181,10 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``run_job`` with a spool writes the elements there before it builds the graph, which it
-    builds from their facts and its chunks' facts; a failure after that leaves no file
-    behind."""
-    import docsight.graph.build as build
+    builds from their facts and from its chunks read back twice from the spool, and writes in
+    parts; a failure after that leaves no file behind."""
+    import docsight.graph.skeleton as skeleton_module
     from docsight.document.ids import bytes_sha256
-    from docsight.graph.build import ChunkFact
     from docsight.ingest.worker import ParseJob, WorkerSetup, WorkerState, run_job
 
     pdf = make_large_pdf(tmp_path / "report.pdf", pages=12)
@@ -204,15 +203,16 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
             state.chunker,
         )
 
-    seen: list[tuple[int, bool]] = []
-    skeleton = build.build_skeleton
+    seen: list[tuple[int, int, int]] = []
+    build = skeleton_module.SkeletonBuilder.build
 
-    def spy(document: Any, chunks: Any, **kwargs: Any) -> Any:
-        facts = kwargs.get("facts") is not None and all(isinstance(c, ChunkFact) for c in chunks)
-        seen.append((len(document.elements), facts))
-        return skeleton(document, chunks, **kwargs)
+    def spy(self: Any, chunks: Any, sink: Any) -> Any:
+        first, second = list(chunks()), list(chunks())
+        assert [c.id for c in first] == [c.id for c in second] and first is not second
+        seen.append((len(self.doc.elements), len(first), len(self.elements)))
+        return build(self, lambda: iter(first), sink)
 
-    monkeypatch.setattr(build, "build_skeleton", spy)
+    monkeypatch.setattr(skeleton_module.SkeletonBuilder, "build", spy)
     # The chunker reads the elements back from the spool, not from the document.
     from docsight.ingest.page_chunker import AutoChunker
 
@@ -230,8 +230,11 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
     monkeypatch.setattr(AutoChunker, "chunk_elements", stream)
     spooled = run_spooled()
     windows = spooled.windows
-    assert windows is not None and seen == [(0, True)] and streamed == [0]
+    assert windows is not None and streamed == [0]
+    # The builder had no elements, the chunks twice, and every element's facts.
+    assert seen == [(0, len(inline.chunks), len(inline.parsed.document.elements))]
     assert len(windows.spool_paths) == 2 and all(Path(p).is_file() for p in windows.spool_paths)
+    assert windows.graph is not None and len(windows.graph) >= 3  # nodes, edges, head
     assert windows.skeleton() == inline.graph
     parsed, chunks = windows.whole()
     assert parsed.document == inline.parsed.document and chunks == inline.chunks
@@ -256,7 +259,7 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
     def fail(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the graph could not be built")
 
-    monkeypatch.setattr(build, "build_skeleton", fail)
+    monkeypatch.setattr(skeleton_module.SkeletonBuilder, "build", fail)
     with pytest.raises(RuntimeError):
         run_spooled()
     assert list(spool.iterdir()) == []

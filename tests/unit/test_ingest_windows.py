@@ -13,9 +13,10 @@ import pytest
 from docsight.document.chunk import Chunk
 from docsight.document.model import Document, Element, ElementKind, Page, ParsedDocument
 from docsight.graph.build import build_skeleton
+from docsight.graph.skeleton import SkeletonBuilder, element_facts
 from docsight.index import schema as S
 from docsight.ingest.spool import Spooled, SpoolWriter
-from docsight.ingest.windows import ParseWindows
+from docsight.ingest.windows import ParseWindows, SkeletonWriter
 
 DOC = "d" * 32
 
@@ -76,7 +77,7 @@ def test_windows_cover_the_pages_in_order_and_give_the_whole_back(packed: bool) 
     if packed:
         assert all(isinstance(w.data, bytes) for w in windows.element_windows)
         assert all(isinstance(w, bytes) for w in windows.chunk_windows)
-        assert isinstance(windows.graph, bytes)
+        assert windows.graph is not None and [type(p) for p in windows.graph] == [bytes]
     assert windows.chunk_texts() == [c.text for c in chunks]  # and the windows stay
     seen = []
     for start, stop, elements in windows.elements():
@@ -132,12 +133,56 @@ def test_pages_and_elements_written_by_window_are_those_written_whole() -> None:
     assert "part 1" in str(whole["pages"][0]["text"])
 
 
-def _spool_chunks(windows: ParseWindows, chunks: list[Chunk], directory: Path, per: int) -> None:
-    """Chunk windows of ``per`` and no graph, as the worker writes them (``ingest.streamed``)."""
+def _spool_chunks(
+    windows: ParseWindows,
+    chunks: list[Chunk],
+    directory: Path,
+    per: int,
+    graph: bool = False,
+    elements: list[Any] | None = None,
+) -> None:
+    """Chunk windows of ``per`` and, with ``graph``, the graph's skeleton in parts, as the
+    worker writes them (``ingest.streamed``)."""
     with SpoolWriter(str(directory), ".windows") as writer:
         for k in range(0, len(chunks), per):
             windows.add_chunk_window(chunks[k : k + per], writer)
-        windows.add_graph(None, writer)
+        if graph:
+            writer.flush()
+            facts = element_facts(elements or [])
+            builder = SkeletonBuilder(windows.head.document, facts, window=2)
+            parts = SkeletonWriter(windows, writer)
+            parts.finish(builder.build(windows.each_chunk, parts))
+
+
+def test_a_skeleton_written_in_parts_is_the_skeleton_built_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker builds the skeleton from its spooled chunks and writes it in batches; read
+    back, it is the graph built whole, with each node id and keyword one string again."""
+    import docsight.graph.skeleton as skeleton
+
+    monkeypatch.setattr(skeleton, "NODE_BATCH", 16)
+    monkeypatch.setattr(skeleton, "EDGE_BATCH", 64)
+    parsed, chunks = _document(70)
+    whole = build_skeleton(parsed.document, chunks)
+    elements = parsed.document.elements
+    windows = ParseWindows.spool_elements(parsed, str(tmp_path))
+    _spool_chunks(windows, chunks, tmp_path, 50, graph=True, elements=elements)
+    parts = windows.graph
+    assert parts is not None and all(isinstance(p, Spooled) for p in parts)
+    # The nodes in batches of 16, the edges in batches of 64, and the head.
+    nodes, edges = len(whole.nodes), len(whole.edges)
+    assert len(parts) == -(-nodes // 16) + -(-edges // 64) + 1
+    got = windows.skeleton()
+    assert got == whole and windows.skeleton() is None
+    assert got is not None
+    ids = {n.id: n.id for n in got.nodes}
+    assert all(ids[e.source] is e.source and ids[e.target] is e.target for e in got.edges)
+    words: dict[str, str] = {}
+    for node in got.nodes:
+        assert all(words.setdefault(w, w) is w for w in node.keywords)
+    windows.discard()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_windows_spooled_give_back_what_was_cut_and_their_file_goes(tmp_path: Path) -> None:

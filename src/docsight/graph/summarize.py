@@ -66,15 +66,20 @@ def keyword_tokens(text: str) -> list[str]:
 class KeywordModel:
     """Rarity of words across one document's chunks: ``idf(w) = log((n + 1) / (df(w) + 0.5))``."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
-        self.n = len(texts)
+    def __init__(self, texts: Sequence[str] = ()) -> None:
+        self.n = 0
         self.df: Counter[str] = Counter()
         for text in texts:
-            self.df.update(set(keyword_tokens(text)))
+            self.add(keyword_tokens(text))
         # One string object per keyword: a long document's nodes name a few hundred words
         # sixty thousand times, each a string of its own (3 MiB at 1,000 pages, in the worker
         # and again where the graph is unpickled).
         self._words: dict[str, str] = {}
+
+    def add(self, tokens: Sequence[str]) -> None:
+        """One more text, given as its :func:`keyword_tokens` (texts may come one by one)."""
+        self.n += 1
+        self.df.update(set(tokens))
 
     def idf(self, word: str) -> float:
         return math.log((self.n + 1) / (self.df.get(word, 0) + 0.5))
@@ -96,6 +101,14 @@ def shorten(text: str, words: int = SUMMARY_WORDS) -> str:
 
 def first_sentence(text: str) -> str:
     """The first sentence of ``text`` with at least four words (a heading line is skipped)."""
+    sentence = opening_sentence(text)
+    return sentence if sentence is not None else shorten(" ".join(text.split()))
+
+
+def opening_sentence(text: str) -> str | None:
+    """:func:`first_sentence` when ``text`` has a line with one, else ``None``. Texts joined
+    by line breaks have the lines of each, so the first of them with one gives the joined
+    text's (``graph.skeleton`` reads a section's texts one at a time)."""
     for line in text.splitlines():
         line = line.strip().lstrip("#*-•| ").strip()
         if not line:
@@ -103,7 +116,7 @@ def first_sentence(text: str) -> str:
         sentence = leading_sentence(line[:2000], 4)
         if sentence is not None:
             return shorten(sentence)
-    return shorten(" ".join(text.split()))
+    return None
 
 
 @dataclass(frozen=True)

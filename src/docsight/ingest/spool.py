@@ -135,6 +135,12 @@ class SpoolWriter:
         self._offset = end
         return spooled
 
+    def flush(self) -> None:
+        """Make what is written so far readable (from another handle) while the file stays
+        open for more values."""
+        if self._file is not None:
+            self._file.flush()
+
     def close(self) -> None:
         """Flush and close; the values can be read from here on."""
         if self._file is not None:

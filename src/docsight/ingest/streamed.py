@@ -42,7 +42,7 @@ from docsight.document.model import (
 from docsight.document.model import section_path as section_path_in
 from docsight.document.stream import ElementBatch
 from docsight.errors import IngestError
-from docsight.graph.build import ElementFact, element_facts
+from docsight.graph.skeleton import ElementFact, element_facts
 from docsight.ingest.chunking import StreamingChunker
 from docsight.ingest.describe import Describer
 from docsight.ingest.picture_text import MAX_PICTURES, PictureReader, unread_pictures
@@ -53,6 +53,7 @@ from docsight.ingest.windows import (
     PAGES_PER_WINDOW,
     ElementWindow,
     ParseWindows,
+    SkeletonWriter,
     window_count,
     window_span,
 )
@@ -259,7 +260,7 @@ class Chunking:
     """A document whose elements wait in the spool, to be chunked and its graph built."""
 
     windows: ParseWindows
-    #: The elements' facts, for the graph (``graph.build.build_skeleton``).
+    #: The elements' facts, for the graph (``graph.skeleton.SkeletonBuilder``).
     facts: list[ElementFact]
     #: Bound captions by artifact id, for ``chunker.chunk_elements``; ``None``: the chunker
     #: needs the document whole (it cannot stream it).
@@ -281,19 +282,20 @@ def chunk_spooled(
 ) -> ParseWindows:
     """Chunk the spooled document, build its graph's skeleton and add both to the spool;
     the windows, ready to send. The chunks are written a window at a time as the chunker
-    yields them, and the graph is built from their facts (``graph.build.ChunkFact``). On
-    failure the spool files are deleted."""
-    from docsight.graph.build import ChunkFact, build_skeleton
+    yields them, and the graph is built from them read back twice and written in parts
+    (``graph.skeleton.SkeletonBuilder``), so that neither is ever held whole. On failure the
+    spool files are deleted."""
+    from docsight.graph.skeleton import SkeletonBuilder
 
     windows = chunking.windows
     head = windows.head.document
     try:
         with SpoolWriter(spool, ".windows") as writer:
-            facts: list[ChunkFact] = []
+            count = 0
             with clock("chunk"):
                 batch: list[Chunk] = []
                 for chunk in _chunks(chunking, chunker):
-                    facts.append(ChunkFact.of(chunk))
+                    count += 1
                     batch.append(chunk)
                     if len(batch) >= chunks_per_window:
                         windows.add_chunk_window(batch, writer)
@@ -301,16 +303,18 @@ def chunk_spooled(
                 if batch:
                     windows.add_chunk_window(batch, writer)
                 del batch
-            timings["count.chunks"] = len(facts)
-            graph = None
-            if facts:
+            timings["count.chunks"] = count
+            if count:
                 # The graph needs the whole document and its chunks: built here, it leaves
                 # the caller only the vectors to add (graph.finish_graph), and its cost runs
                 # in parallel over the workers.
                 with clock("graph_build"):
-                    graph = build_skeleton(head, facts, window=graph_window, facts=chunking.facts)
-            del facts
-            windows.add_graph(graph, writer)
+                    writer.flush()
+                    builder = SkeletonBuilder(head, chunking.facts, window=graph_window)
+                    parts = SkeletonWriter(windows, writer)
+                    parts.finish(builder.build(windows.each_chunk, parts))
+            else:
+                windows.graph = None
     except OSError as exc:  # the disk filled since the elements were written
         windows.discard()
         raise unwritable(path, spool, exc) from exc

@@ -18,8 +18,9 @@ parse goes, for a parser that streams its elements (``ingest.streamed``, built o
 windows' fields), or once the document is parsed and described
 (:meth:`ParseWindows.spool_elements`). The worker then chunks them back one window at a time
 (:meth:`ParseWindows.each_element`) and writes each chunk window as the chunker finishes it
-(:meth:`ParseWindows.add_chunk_window`), then the graph's skeleton, built from the elements'
-and the chunks' facts (:meth:`ParseWindows.add_graph`). Without a spool (a Ray task's result
+(:meth:`ParseWindows.add_chunk_window`), then the graph's skeleton in parts, built from the
+elements' facts and from the chunk windows read back twice (:class:`SkeletonWriter`,
+:meth:`ParseWindows.each_chunk`). Without a spool (a Ray task's result
 travels to another machine), the parts are pickled into the message
 (:meth:`ParseWindows.pack`).
 
@@ -37,7 +38,8 @@ from typing import Any
 
 from docsight.document.chunk import Chunk
 from docsight.document.model import Element, ParsedDocument
-from docsight.graph.model import ContentGraph
+from docsight.graph.model import ContentGraph, GraphEdge, GraphNode
+from docsight.graph.skeleton import join_skeleton
 from docsight.ingest.spool import Spooled, SpoolWriter, remove_file
 
 #: Pages per element window: a report's 32 pages are a few hundred elements.
@@ -63,7 +65,9 @@ class ParseWindows:
     head: ParsedDocument
     element_windows: list[ElementWindow]
     chunk_windows: list[bytes | Spooled | list[Chunk]]
-    graph: bytes | Spooled | ContentGraph | None
+    #: The graph's skeleton: one part, the graph whole, or the parts a
+    #: :class:`~docsight.graph.skeleton.SkeletonBuilder` wrote (:class:`SkeletonWriter`).
+    graph: list[bytes | Spooled | Any] | None
     n_elements: int
     n_chunks: int
     #: Elements whose text is hidden on the page (counted before they were cut).
@@ -148,7 +152,7 @@ class ParseWindows:
         self.chunk_windows = [
             _wrap(list(chunks[k : k + size]), packed, writer) for k in range(0, len(chunks), size)
         ]
-        self.graph = _wrap(graph, packed, writer) if graph is not None else None
+        self.graph = [_wrap(graph, packed, writer)] if graph is not None else None
         if writer is not None:
             self.keep_file(writer)
 
@@ -159,10 +163,12 @@ class ParseWindows:
         self.n_chunks += len(chunks)
         self.keep_file(writer)
 
-    def add_graph(self, graph: ContentGraph | None, writer: SpoolWriter) -> None:
-        """The graph's skeleton, written to ``writer``, after the last chunk window."""
-        self.graph = _wrap(graph, True, writer) if graph is not None else None
-        self.keep_file(writer)
+    def each_chunk(self) -> Iterator[Chunk]:
+        """Every chunk in order, loaded one window at a time; the windows are kept (the worker
+        reads them twice to build the graph's skeleton before they are sent). A spooled
+        window is read from its file, so its writer must have been flushed."""
+        for data in self.chunk_windows:
+            yield from _load(data)
 
     @classmethod
     def pack(
@@ -175,7 +181,7 @@ class ParseWindows:
     def spool_elements(cls, parsed: ParsedDocument, directory: str) -> ParseWindows:
         """:meth:`cut_elements` into a new file of ``directory``, so that the elements can be
         let go before they are chunked and the graph is built (:meth:`add_chunk_window` and
-        :meth:`add_graph` add the rest)."""
+        :class:`SkeletonWriter` add the rest)."""
         with SpoolWriter(directory, ".windows") as writer:
             return cls.cut_elements(parsed, writer=writer)
 
@@ -220,9 +226,27 @@ class ParseWindows:
         return [c.text for data in self.chunk_windows for c in _load(data)]
 
     def skeleton(self) -> ContentGraph | None:
-        """The graph's skeleton, once."""
-        data, self.graph = self.graph, None
-        return _load(data) if data is not None else None
+        """The graph's skeleton, once: its parts joined (``graph.skeleton.join_skeleton``)."""
+        parts, self.graph = self.graph, None
+        if parts is None:
+            return None
+        head: ContentGraph | None = None
+        nodes: list[GraphNode] = []
+        edges: list[GraphEdge] = []
+        for k in range(len(parts)):
+            data, parts[k] = parts[k], None
+            value = _load(data)
+            del data
+            if isinstance(value, ContentGraph):
+                head = value
+            elif value[0] == _NODES:
+                nodes.extend(value[1])
+            else:
+                edges.extend(value[1])
+            del value
+        if head is None:
+            raise ValueError("the graph's skeleton came without its head")
+        return join_skeleton(head, nodes, edges)
 
     def whole(self) -> tuple[ParsedDocument, list[Chunk]]:
         """The document with its elements and its chunks, the windows used up."""
@@ -230,6 +254,33 @@ class ParseWindows:
         chunks = [c for window in self.chunks() for c in window]
         document = self.head.document.model_copy(update={"elements": elements})
         return replace(self.head, document=document), chunks
+
+
+_NODES, _EDGES = "nodes", "edges"
+
+
+class SkeletonWriter:
+    """Writes a graph's skeleton in parts as a :class:`~docsight.graph.skeleton.SkeletonBuilder`
+    hands them on (it is the builder's sink): node and edge batches, then the head. The
+    process that builds the graph never holds it whole, and the one that reads it reads one
+    part at a time (:meth:`ParseWindows.skeleton`)."""
+
+    def __init__(self, windows: ParseWindows, writer: SpoolWriter) -> None:
+        self.windows = windows
+        self.writer = writer
+        self.parts: list[bytes | Spooled | Any] = []
+
+    def nodes(self, nodes: list[GraphNode]) -> None:
+        self.parts.append(self.writer.dump((_NODES, nodes)))
+
+    def edges(self, edges: list[GraphEdge]) -> None:
+        self.parts.append(self.writer.dump((_EDGES, edges)))
+
+    def finish(self, head: ContentGraph) -> None:
+        """The head, last: the skeleton is complete."""
+        self.parts.append(self.writer.dump(head))
+        self.windows.graph = self.parts
+        self.windows.keep_file(self.writer)
 
 
 def window_count(page_count: int, per: int) -> int:

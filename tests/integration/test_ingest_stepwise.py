@@ -265,6 +265,42 @@ def test_a_job_with_a_spool_lets_the_elements_go_before_the_graph(
     assert list(spool.iterdir()) == []
 
 
+def test_chunk_vectors_that_the_temporary_directory_cannot_take_fail_the_file_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunk vectors wait on disk while a document is embedded: a full temporary
+    directory fails that file with a reason naming it, and stores none of its rows."""
+    import docsight.ingest.spool as spool_module
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    make_large_pdf(folder / "a.pdf", pages=6, seed=1)
+    make_large_pdf(folder / "b.pdf", pages=6, seed=2)
+    add = spool_module.RowSpool.add
+    calls: list[int] = []
+
+    def full_once(self: Any, vectors: Any) -> None:
+        calls.append(len(vectors))
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device")
+        add(self, vectors)
+
+    monkeypatch.setattr(spool_module.RowSpool, "add", full_once)
+    ds = DocSight(tmp_path / "col", settings=Settings(ingest={"workers": 1}))
+    report = ds.ingest([folder])
+    failed, stored = report.files
+    assert (failed.status, failed.error_code) == ("failed", "ingest_error")
+    assert "chunk vectors could not be kept in the temporary directory" in (failed.reason or "")
+    assert "No space left on device" in (failed.reason or "")
+    assert "TMPDIR" in (failed.reason or "")
+    assert stored.status == "added" and len(calls) == 2
+    assert [d.name for d in ds.documents()] == ["b.pdf"]
+    for table in TABLES:
+        rows = _rows(ds, table)
+        assert all(r.get("doc_id", r.get("id")) != failed.doc_id for r in rows), table
+    assert ds.check().ok
+
+
 def test_a_spool_emptied_during_the_ingest_fails_the_file_and_stores_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

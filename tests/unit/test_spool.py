@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from docsight.errors import IngestError
-from docsight.ingest.spool import STALE_S, Spool, Spooled, SpoolWriter, load_bytes, spool_bytes
+from docsight.ingest.spool import (
+    STALE_S,
+    RowSpool,
+    Spool,
+    Spooled,
+    SpoolWriter,
+    load_bytes,
+    spool_bytes,
+)
 
 
 def test_values_are_read_back_where_the_writer_put_them(tmp_path: Path) -> None:
@@ -144,3 +152,40 @@ def test_a_file_that_cannot_be_put_right_takes_no_more_values(
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(AssertionError, match="closed"):
         writer.dump("more")
+
+
+def test_rows_written_block_by_block_read_back_whole_and_leave_no_file(tmp_path: Path) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    blocks = [rng.standard_normal((n, 5)).astype(np.float32) for n in (4, 0, 7, 1)]
+    with RowSpool(5, str(tmp_path)) as rows:
+        for block in blocks:
+            rows.add(block)
+        rows.add(np.ones((2, 5)))  # float64 is stored as float32
+        got = rows.read()
+        assert rows.read().tolist() == got.tolist()  # read as often as asked
+        # The file has no name: nothing is left behind even by a killed process.
+        assert list(tmp_path.iterdir()) == []
+        with pytest.raises(ValueError, match="rows of 5 numbers"):
+            rows.add(np.ones((2, 4)))
+    expected = np.concatenate([*blocks, np.ones((2, 5), np.float32)])
+    assert got.dtype == np.float32 and got.shape == (14, 5)
+    assert np.array_equal(got, expected)  # bit for bit
+    empty = RowSpool(3, str(tmp_path))
+    assert empty.read().shape == (0, 3)
+    empty.close()
+    empty.close()
+
+
+def test_rows_whose_file_was_cut_short_are_an_error(tmp_path: Path) -> None:
+    import numpy as np
+
+    rows = RowSpool(4, str(tmp_path))
+    rows.add(np.ones((3, 4)))
+    assert rows._file is not None
+    rows._file.flush()
+    os.ftruncate(rows._file.fileno(), 20)
+    with pytest.raises(OSError, match="ended after 20 of 48 bytes"):
+        rows.read()
+    rows.close()

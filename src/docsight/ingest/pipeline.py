@@ -21,6 +21,7 @@ current one is stored (:mod:`docsight.ingest.embedding`).
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -50,6 +51,7 @@ from docsight.ingest.chunking import Chunker
 from docsight.ingest.embedding import AHEAD_CHUNKS, IngestEmbedder
 from docsight.ingest.progress import ProgressCallback, ProgressTracker
 from docsight.ingest.report import FileOutcome, IngestInterrupted, IngestReport
+from docsight.ingest.spool import RowSpool
 from docsight.ingest.supervisor import Supervisor
 from docsight.ingest.windows import ParseWindows
 from docsight.ingest.worker import (
@@ -548,12 +550,13 @@ class IngestPipeline:
             writer = self.store.begin_document(
                 head, self._chunker_id(), source=turn.source, windows=windows.elements()
             )
+        spooled = None
         try:
             turn.emit("embed")
             ids: list[str] = []
-            # One array filled window by window: concatenating the windows' vectors at the end
-            # would hold them twice.
-            all_vectors = np.zeros((windows.n_chunks, encoder.dim), dtype=np.float32)
+            # The vectors wait on disk until the graph needs them together, so that the
+            # embedding's memory does not grow with the document (ingest.spool.RowSpool).
+            spooled = self._row_spool(outcome.path, encoder.dim)
             # Model-written summaries read the chunks' content; nothing after this needs it.
             texts: dict[str, str] | None = {} if self.chat is not None else None
             for chunks in windows.chunks():
@@ -561,7 +564,8 @@ class IngestPipeline:
                     vectors = self._window_vectors(turn, chunks, len(ids))
                 with clock("store"):
                     writer.add_chunks(chunks, vectors)
-                all_vectors[len(ids) : len(ids) + len(chunks)] = vectors
+                with _unspoolable(outcome.path):
+                    spooled.add(vectors)
                 ids.extend(c.id for c in chunks)
                 if texts is not None:
                     texts.update((c.id, strip_placeholders(c.body)) for c in chunks)
@@ -575,6 +579,9 @@ class IngestPipeline:
             # graph's intermediate counts): hand it back before the next step adds its own.
             release_freed_memory()
             page_vectors = self._page_vectors(head, clock)
+            with _unspoolable(outcome.path):
+                all_vectors = spooled.read()
+            spooled.close()
             # The chunks' vectors are written: evolution may use their array as its own.
             graph = self._finish_graph(
                 turn, windows.skeleton(), ids, all_vectors, texts, overwrite=True
@@ -595,7 +602,15 @@ class IngestPipeline:
             with suppress(Exception):  # its own failure (a full disk) must not hide the first
                 writer.abort()
             raise
+        finally:
+            if spooled is not None:
+                spooled.close()
         return info
+
+    @staticmethod
+    def _row_spool(path: str, dim: int) -> RowSpool:
+        with _unspoolable(path):
+            return RowSpool(dim)
 
     def _replace_whole(self, turn: _Turn) -> DocumentInfo:
         """The same bytes parsed again by a new parser or chunker: the new rows have the stored
@@ -733,6 +748,19 @@ def _record_failure(outcome: FileOutcome, exc: BaseException, path: Path) -> Non
         log.error("unexpected error ingesting %s", path, exc_info=exc)
         outcome.error_code = "internal_error"
         outcome.reason = f"unexpected {type(exc).__name__}: {exc}"
+
+
+@contextmanager
+def _unspoolable(path: str) -> Iterator[None]:
+    """An ``OSError`` of the chunk vectors' temporary file as the file's ingest error."""
+    try:
+        yield
+    except OSError as exc:
+        raise IngestError(
+            Path(path),
+            f"the chunk vectors could not be kept in the temporary directory "
+            f"{tempfile.gettempdir()} ({exc.strerror or exc}); free space there or set TMPDIR",
+        ) from exc
 
 
 class _Stopwatch:

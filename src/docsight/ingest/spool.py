@@ -164,6 +164,66 @@ class SpoolWriter:
             self.discard()
 
 
+class RowSpool:
+    """Rows of float32 vectors written block by block to an unnamed temporary file, read back
+    whole once all are in: a long document's chunk vectors wait there while it is embedded,
+    until its graph's evolution needs them together. In memory they grew with the document
+    (1.5 KiB a chunk) under the embedding's own working memory; read back, they are held only
+    for the graph, whose peak is lower for all but the longest documents.
+
+    The file is in the system's temporary directory (``TMPDIR``) and goes when it is closed or
+    the process ends. Raises ``OSError`` when it cannot be written or read back."""
+
+    def __init__(self, dim: int, directory: str | None = None) -> None:
+        self.dim = dim
+        self.rows = 0
+        # Open across the document's windows; closed by close() (or with the object).
+        self._file: BinaryIO | None = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115
+
+    def add(self, vectors: Any) -> None:
+        """Append ``vectors`` (rows of ``dim`` numbers)."""
+        import numpy as np
+
+        block = np.ascontiguousarray(vectors, dtype=np.float32)
+        if block.ndim != 2 or block.shape[1] != self.dim:
+            raise ValueError(f"rows of {self.dim} numbers expected, not {block.shape}")
+        assert self._file is not None, "the row spool is closed"
+        if not len(block):
+            return  # (a view of no bytes cannot be cast)
+        self._file.write(block.data.cast("B"))
+        self.rows += len(block)
+
+    def read(self) -> Any:
+        """Every row written, as one new ``(rows, dim)`` float32 array."""
+        import numpy as np
+
+        assert self._file is not None, "the row spool is closed"
+        out = np.empty((self.rows, self.dim), dtype=np.float32)
+        if not self.rows:
+            return out
+        self._file.flush()
+        self._file.seek(0)
+        view = out.data.cast("B")
+        done = 0
+        while done < view.nbytes:
+            got = self._file.readinto(view[done:])  # type: ignore[attr-defined]
+            if not got:
+                raise OSError(f"the temporary file ended after {done} of {view.nbytes} bytes")
+            done += got
+        return out
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> RowSpool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def spool_bytes(data: bytes | Spooled, directory: str, suffix: str) -> bytes | Spooled:
     """``data`` written to a new file of ``directory``; ``data`` itself when that fails (a
     full or vanished temporary directory: the value then travels in the message)."""

@@ -125,9 +125,9 @@ def build_skeleton(
     facts: Sequence[ElementFact] | None = None,
 ) -> ContentGraph:
     """The content graph of ``document`` over ``chunks`` (in any order) before any vector is
-    known: its nodes with extractive summaries, its
-    edges and reference index, whole. ``facts`` stand for the document's elements when it has
-    let them go. :class:`SkeletonBuilder` builds the same graph from chunks read twice."""
+    known: its nodes with extractive summaries, its edges and reference index, whole.
+    ``facts`` stand for the document's elements when it has let them go.
+    :class:`SkeletonBuilder` builds the same graph from chunks read twice."""
     if facts is None:
         facts = element_facts(document.elements)
     ordered = sorted(chunks, key=lambda c: c.order)
@@ -142,8 +142,9 @@ def join_skeleton(
     """``head`` (a skeleton without nodes or edges) with its ``nodes`` and ``edges``.
 
     Batches read back one by one (unpickled each on its own) have each their own copy of the
-    node ids the edges name and of the keywords: they are made one object again here, as in a
-    graph pickled whole, which is a fifth of a long document's graph."""
+    node ids the edges name and of the keywords, where a graph pickled whole shares one string
+    per value: they are made one object again here, so that the graph costs the ingesting
+    process what it did when it came in one piece."""
     if not nodes and not edges:
         return head
     ids: dict[str, str] = {}

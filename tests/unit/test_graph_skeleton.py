@@ -169,11 +169,11 @@ def test_structure_nodes_read_chunk_by_chunk_are_those_of_the_joined_texts(seed:
         kinds, key=[NodeKind.CHUNK, NodeKind.SECTION, NodeKind.PAGE, NodeKind.DOCUMENT].index
     )
     # A chunk that names its page twice is read twice but contained once.
-    contains = Counter_of(graph.edges, EdgeKind.CONTAINS)
+    contains = _pair_counts(graph.edges, EdgeKind.CONTAINS)
     assert max(contains.values()) == 1
 
 
-def Counter_of(edges: list[GraphEdge], kind: EdgeKind) -> dict[tuple[str, str], int]:
+def _pair_counts(edges: list[GraphEdge], kind: EdgeKind) -> dict[tuple[str, str], int]:
     counts: dict[tuple[str, str], int] = {}
     for edge in edges:
         if edge.kind == kind:

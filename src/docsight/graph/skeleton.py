@@ -235,6 +235,25 @@ class SkeletonBuilder:
             p.index: GraphNode.make_id(document.id, NodeKind.PAGE, p.index) for p in document.pages
         }
         self.sections = sorted(document.sections, key=lambda s: s.order)
+        # Where each section and page is among the structure nodes (a list of one, unless the
+        # document names one twice: each gets its node, as the map lists them), and what their
+        # summaries name: the subsections' titles, each page's headings and captions.
+        self.section_at: dict[str, list[int]] = {}
+        for i, section in enumerate(self.sections):
+            self.section_at.setdefault(section.id, []).append(i)
+        self.page_at: dict[int, list[int]] = {}
+        for i, page in enumerate(document.pages):
+            self.page_at.setdefault(page.index, []).append(i)
+        self.children: dict[str | None, list[str]] = {}
+        for section in self.sections:
+            self.children.setdefault(section.parent_id, []).append(section.id)
+        self.titles = {s.id: s.title for s in document.sections}
+        self.heads: dict[int, list[str]] = {}
+        for element in self.indexable:
+            if element.kind in _NAMED_KINDS:
+                self.heads.setdefault(element.page, []).append(" ".join(element.text.split()))
+        # Section and page nodes as they are made, by (0 for sections, 1 for pages; position).
+        self.structure: dict[tuple[int, int], GraphNode] = {}
         self.keywords = KeywordModel([])
         self.doc_counts: Counter[str] = Counter()
         # Per chunk, in reading order: its id and section; and what the edges need.
@@ -296,23 +315,6 @@ class SkeletonBuilder:
         """The nodes: each chunk's as it is read, a section's or page's after its last chunk."""
         sections = {s: _Part(len(ids)) for s, ids in self.own.items()}
         pages = {index: _Part(len(ids)) for index, ids in self.on_page.items()}
-        # Where each section and page is among the structure nodes (a list of one, unless the
-        # document names one twice: each gets its node, as the map lists them).
-        self.section_at: dict[str, list[int]] = {}
-        for i, section in enumerate(self.sections):
-            self.section_at.setdefault(section.id, []).append(i)
-        self.page_at: dict[int, list[int]] = {}
-        for i, page in enumerate(self.doc.pages):
-            self.page_at.setdefault(page.index, []).append(i)
-        self.children: dict[str | None, list[str]] = {}
-        for section in self.sections:
-            self.children.setdefault(section.parent_id, []).append(section.id)
-        self.titles = {s.id: s.title for s in self.doc.sections}
-        self.heads: dict[int, list[str]] = {}
-        for element in self.indexable:
-            if element.kind in _NAMED_KINDS:
-                self.heads.setdefault(element.page, []).append(" ".join(element.text.split()))
-        self.structure: dict[tuple[int, int], GraphNode] = {}
         opening = _Opening()
         batch: list[GraphNode] = []
         previous: tuple[Chunk, str] | None = None
@@ -348,9 +350,8 @@ class SkeletonBuilder:
         for page in self.doc.pages:  # pages without chunks
             if (1, self.page_at[page.index][0]) not in self.structure:
                 self._page_nodes(page.index, _Part(0))
-        batch.extend(self.structure[key] for key in sorted(self.structure))
+        batch.extend(self.structure.pop(key) for key in sorted(self.structure))
         batch.append(self._document_node(opening))
-        del self.structure, self.heads, self.children, self.titles
         for start in range(0, len(batch), NODE_BATCH):
             sink.nodes(batch[start : start + NODE_BATCH])
 

@@ -556,7 +556,8 @@ class IngestPipeline:
             ids: list[str] = []
             # The vectors wait on disk until the graph needs them together, so that the
             # embedding's memory does not grow with the document (ingest.spool.RowSpool).
-            spooled = self._row_spool(outcome.path, encoder.dim)
+            with _unspoolable(outcome.path):
+                spooled = RowSpool(encoder.dim)
             # Model-written summaries read the chunks' content; nothing after this needs it.
             texts: dict[str, str] | None = {} if self.chat is not None else None
             for chunks in windows.chunks():
@@ -606,11 +607,6 @@ class IngestPipeline:
             if spooled is not None:
                 spooled.close()
         return info
-
-    @staticmethod
-    def _row_spool(path: str, dim: int) -> RowSpool:
-        with _unspoolable(path):
-            return RowSpool(dim)
 
     def _replace_whole(self, turn: _Turn) -> DocumentInfo:
         """The same bytes parsed again by a new parser or chunker: the new rows have the stored

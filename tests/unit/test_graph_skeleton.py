@@ -23,6 +23,33 @@ _WORDS = (
 ).split()
 
 
+def _doc(name: str, pages: int, **fields: object) -> Document:
+    return Document(
+        id=DOC,
+        name=name,
+        source=name,
+        media_type="application/pdf",
+        sha256="0" * 64,
+        parser="test",
+        pages=[Page(index=i) for i in range(pages)],
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _chunk(name: str, order: int, body: str, pages: list[int], **fields: object) -> Chunk:
+    return Chunk(
+        id=f"c{order:031x}",
+        doc_id=DOC,
+        doc_name=name,
+        text=body,
+        body=body,
+        pages=pages,
+        page=pages[0],
+        order=order,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
 def _body(rng: random.Random) -> str:
     """A chunk body of the shapes the extractive summaries treat apart."""
     shape = rng.randrange(7)
@@ -88,32 +115,17 @@ def _document(seed: int) -> tuple[Document, list[Chunk]]:
         if rng.random() < 0.1:
             spans = [page, page]  # a page named twice: contained once, read twice
         chunks.append(
-            Chunk(
-                id=f"c{order:031x}",
-                doc_id=DOC,
-                doc_name="r.pdf",
-                text=body,
-                body=body,
+            _chunk(
+                "r.pdf",
+                order,
+                body,
+                spans,
                 kind="table" if body.startswith("|") else "text",
                 element_ids=[e.id for e in members],
-                pages=spans,
-                page=page,
-                order=order,
                 section_path=[section] if section else [],
             )
         )
-    document = Document(
-        id=DOC,
-        name="r.pdf",
-        source="r.pdf",
-        media_type="application/pdf",
-        sha256="0" * 64,
-        parser="test",
-        pages=[Page(index=i) for i in range(pages)],
-        sections=sections,
-        elements=elements,
-    )
-    return document, chunks
+    return _doc("r.pdf", pages, sections=sections, elements=elements), chunks
 
 
 def _plain_structure(document: Document, chunks: list[Chunk]) -> dict[str, tuple[str, list[str]]]:
@@ -203,29 +215,11 @@ def test_the_builder_holds_neither_the_chunks_nor_the_graph() -> None:
     bodies = [
         " ".join(rng.choice(_WORDS) for _ in range(1500)) + "." for _ in range(pages * per_page)
     ]
-    document = Document(
-        id=DOC,
-        name="long.pdf",
-        source="long.pdf",
-        media_type="application/pdf",
-        sha256="0" * 64,
-        parser="test",
-        pages=[Page(index=i) for i in range(pages)],
-    )
+    document = _doc("long.pdf", pages)
 
     def each() -> Iterator[Chunk]:
         for order, body in enumerate(bodies):
-            yield Chunk(
-                id=f"c{order:031x}",
-                doc_id=DOC,
-                doc_name="long.pdf",
-                text=body,
-                body=body,
-                kind="text",
-                pages=[order // per_page],
-                page=order // per_page,
-                order=order,
-            )
+            yield _chunk("long.pdf", order, body, [order // per_page], kind="text")
 
     size = sum(len(b) for b in bodies)
     sink = _Count()

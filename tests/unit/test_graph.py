@@ -271,6 +271,85 @@ def test_lite_evolution_matches_the_plain_rule_in_two_buffers(overwrite: bool) -
         np.testing.assert_array_equal(given, vectors)  # the caller's vectors are untouched
 
 
+def _mixed_in_two_buffers(
+    x: np.ndarray, links: list[tuple[int, int]], nearest: np.ndarray, k: int, alpha: float
+) -> np.ndarray:
+    """One round the plain way, every row read from the round before's copy: the reference
+    the in-place rounds must equal bit for bit (the same operations on the same values)."""
+    before = x.copy()
+    linked: dict[int, set[int]] = {}
+    for a, b in links:
+        linked.setdefault(a, set()).add(b)
+        linked.setdefault(b, set()).add(a)
+    for i in range(len(x)):
+        candidates = sorted(linked.get(i, set()) | set(nearest[i].tolist()))
+        values = before[candidates]
+        sims = values @ before[i]
+        top = np.argsort(-sims, kind="stable")[:k]
+        weights = np.clip(sims[top], 0.0, None)
+        if weights.sum() > 0:
+            x[i] = before[i] + alpha * (weights[:, None] * values[top]).sum(0) / weights.sum()
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-9)
+
+
+def test_lite_evolution_mixes_in_place_as_it_would_in_two_buffers() -> None:
+    """A long document (rows written back long before the last is mixed), with links reaching
+    further than the nearest rows do, both ways, and a run of zero vectors (no weight)."""
+    from docsight.graph import evolve
+
+    n, k, alpha = 3000, 3, 0.5
+    rng = np.random.default_rng(5)
+    walk = np.cumsum(rng.standard_normal((n, 24)), axis=0) * 0.3
+    vectors = (walk + rng.standard_normal((n, 24))).astype(np.float32)
+    vectors[200:260] = 0.0
+    ids = [f"c{i}" for i in range(n)]
+    links = [(i, i + 1) for i in range(n - 1)]
+    links += [(int(a), int(b)) for a, b in rng.integers(0, n, size=(60, 2))]
+    links += [(10, 2990), (2990, 11), (1500, 3), (7, 7)]
+    for a, b in links[n - 1 :]:
+        # Linked from afar and alike, so that what is read of the far row decides the mix.
+        vectors[b] = vectors[a] + 0.1 * rng.standard_normal(24).astype(np.float32)
+    graph = ContentGraph(
+        doc_id="d",
+        edges=[GraphEdge(kind=EdgeKind.REFERS_TO, source=ids[a], target=ids[b]) for a, b in links],
+    )
+    expected = evolve._normalise(vectors.copy())
+    for _ in range(2):
+        nearest = evolve._nearest(expected, k)
+        expected = _mixed_in_two_buffers(expected, links, nearest, k, alpha)
+    _, evolved = evolve_lite(graph, ids, vectors, rounds=2, neighbours=k, alpha=alpha)
+    np.testing.assert_array_equal(evolved, expected)
+
+
+def test_lite_evolution_holds_the_vectors_once_however_long_the_document() -> None:
+    """Its working memory beside the caller's vectors does not grow with them: no second
+    buffer of mixed rows, no temporary as large as the vectors when normalising, no set per
+    row for the links."""
+
+    def peak(n: int) -> int:
+        rng = np.random.default_rng(n)
+        vectors = rng.standard_normal((n, 384)).astype(np.float32)
+        ids = [f"c{i}" for i in range(n)]
+        graph = ContentGraph(
+            doc_id="d",
+            edges=[
+                GraphEdge(kind=EdgeKind.NEXT, source=ids[i], target=ids[i + 1])
+                for i in range(n - 1)
+            ],
+        )
+        tracemalloc.start()
+        try:
+            evolve_lite(graph, ids, vectors, rounds=1, overwrite=True)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(2000), peak(8000)
+    grown_vectors = (8000 - 2000) * 384 * 4
+    # Two buffers and a whole-array norm grew by twice the vectors' growth.
+    assert large - small < 0.25 * grown_vectors
+
+
 def test_similar_edges_need_the_threshold(document: tuple[Document, list[Chunk]]) -> None:
     doc, chunks = document
     vectors = _vectors(len(chunks), seed=5)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -46,44 +47,21 @@ def evolve_lite(
     n = len(chunk_ids)
     if n < 2 or rounds <= 0:
         return graph.model_copy(update={"evolution": "lite", "rounds": 0}), vectors
-    row = {cid: i for i, cid in enumerate(chunk_ids)}
-    linked: list[set[int]] = [set() for _ in range(n)]
-    for edge in graph.edges:
-        if edge.kind in CONTENT_EDGES and edge.source in row and edge.target in row:
-            a, b = row[edge.source], row[edge.target]
-            linked[a].add(b)
-            linked[b].add(a)
+    linked = _Links(graph, chunk_ids)
     x = np.asarray(vectors, dtype=np.float32)
-    # With ``overwrite``, the caller's array is a buffer for free (the caller holds it anyway):
-    # the rounds normalise into it, then mix into it every other round, so that a 5,000-page
-    # report's 43 MiB of vectors are there twice at the peak rather than three times. A fresh
-    # buffer is made only after the round's search, whose working arrays are gone by then.
+    # The rounds mix the rows in place (see _mix_in_place), so one array holds them all: the
+    # caller's, when it has no further use for it, or else the normalised copy.
     free = x if (overwrite or x is not vectors) and x.flags.writeable else None
     x = _normalise(x, out=free)
     nearest = np.zeros((n, 0), dtype=np.intp)
     for _ in range(rounds):
         nearest = _nearest(x, neighbours)
-        if free is None or free is x:
-            mixed = x.copy()
-        else:
-            mixed = free
-            np.copyto(mixed, x)
-        for i in range(n):
-            candidates = sorted(linked[i].union(nearest[i].tolist()))
-            if not candidates:
-                continue
-            sims = x[candidates] @ x[i]
-            top = np.argsort(-sims, kind="stable")[:neighbours]
-            weights = np.clip(sims[top], 0.0, None)
-            if weights.sum() <= 0:
-                continue
-            chosen = np.asarray(candidates)[top]
-            mixed[i] = x[i] + alpha * (weights[:, None] * x[chosen]).sum(0) / weights.sum()
-        x = _normalise(mixed, out=mixed)
+        _mix_in_place(x, linked, nearest, neighbours, alpha)
     edges = list(graph.edges)
     for i in range(n):
+        related = set(linked.of(i))
         for j in nearest[i].tolist():
-            if j in linked[i] or (j < i and i in nearest[j]):
+            if j in related or (j < i and i in nearest[j]):
                 continue  # already related, or the same pair seen from the other side
             sim = float(x[i] @ x[j])
             if sim >= min_similarity:
@@ -99,9 +77,121 @@ def evolve_lite(
     return evolved, x
 
 
-def _normalise(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, np.maximum(norms, 1e-9), out=out)
+class _Links:
+    """Each row's linked rows (along :data:`CONTENT_EDGES`, both ways, a row once) as one pair
+    of sorted arrays: as a set per row they were 7 MiB at 30,000 chunks."""
+
+    def __init__(self, graph: ContentGraph, chunk_ids: Sequence[str]) -> None:
+        row = {cid: i for i, cid in enumerate(chunk_ids)}
+        ends = array("q")
+        for edge in graph.edges:
+            if edge.kind in CONTENT_EDGES:
+                a, b = row.get(edge.source), row.get(edge.target)
+                if a is not None and b is not None:
+                    ends.extend((a, b, b, a))
+        n = len(chunk_ids)
+        pairs = np.asarray(ends, dtype=np.int64).reshape(-1, 2)
+        keys = np.unique(pairs[:, 0] * n + pairs[:, 1])
+        self.source = keys // n
+        self.target = keys % n
+        self.starts = np.searchsorted(self.source, np.arange(n + 1))
+
+    def of(self, i: int) -> list[int]:
+        return self.target[self.starts[i] : self.starts[i + 1]].tolist()
+
+
+#: Rows are written back and normalised this many at a time.
+_FLUSH = 256
+
+
+def _mix_in_place(
+    x: np.ndarray,
+    linked: _Links,
+    nearest: np.ndarray,
+    neighbours: int,
+    alpha: float,
+) -> None:
+    """One round of mixing, written into ``x`` (normalised rows) and normalised again: each row
+    becomes itself plus ``alpha`` times the similarity-weighted mean of its ``neighbours`` most
+    similar candidates (its ``linked`` rows and its ``nearest``), all as they were before the
+    round.
+
+    The rows are mixed in order, and a mixed row waits in a small ring until no later row can
+    read the row's old value: a row's nearest candidates lie within ``lag`` rows of it (about
+    1,000 for a long document, see :func:`_nearest`), so a row is written back once the
+    mixing is ``lag`` rows past it. A row linked to one further ahead (a reference, a caption,
+    a continuation) keeps its old value aside until that row is mixed. So a 5,000-page
+    report's 43 MiB of vectors are held once, not in two buffers, with the same result bit
+    for bit: every row is computed from the same values in the same operations.
+    """
+    n, dim = x.shape
+    rows = np.arange(n)
+    lag = int(np.abs(nearest - rows[:, None]).max()) if nearest.size else 0
+    # Old values a later row reads after they are written back: row j for a link from row i
+    # beyond the lag, kept until row i is mixed.
+    last_reader: dict[int, int] = {}
+    far = linked.target + lag < linked.source
+    for i, j in zip(linked.source[far].tolist(), linked.target[far].tolist(), strict=True):
+        last_reader[j] = max(i, last_reader.get(j, i))
+    keep = set(last_reader)
+    release: dict[int, list[int]] = {}
+    for j, i in last_reader.items():
+        release.setdefault(i, []).append(j)
+    kept: dict[int, np.ndarray] = {}
+    # Mixed rows not yet written back are at most lag + _FLUSH; the ring holds whole flush
+    # blocks so that each block is one slice of it.
+    ring_rows = min(n, (lag // _FLUSH + 2) * _FLUSH)
+    ring_rows = -(-ring_rows // _FLUSH) * _FLUSH
+    ring = np.empty((ring_rows, dim), dtype=x.dtype)
+    written = 0  # rows below this are mixed and written back
+
+    def write_back(stop: int) -> None:
+        nonlocal written
+        while written < stop:
+            end = min(stop, written + _FLUSH)
+            at = written % ring_rows
+            for j in range(written, end):
+                if j in keep:
+                    kept[j] = x[j].copy()
+            _normalise(ring[at : at + end - written], out=x[written:end])
+            written = end
+
+    for i in range(n):
+        # Rows more than lag before this one are read from now on through far links only
+        # (their old values are kept): they may be written back, a whole block at a time.
+        ready = i - lag
+        if ready - written >= _FLUSH:
+            write_back(written + (ready - written) // _FLUSH * _FLUSH)
+        out = ring[i % ring_rows]
+        out[:] = x[i]  # as it is, unless it has candidates with some weight
+        candidates = sorted(set(linked.of(i)).union(nearest[i].tolist()))
+        if candidates:
+            values = x[candidates]
+            for r, j in enumerate(candidates):
+                if j >= written:
+                    break
+                values[r] = kept[j]  # written back already: its value before the round
+            sims = values @ x[i]
+            top = np.argsort(-sims, kind="stable")[:neighbours]
+            weights = np.clip(sims[top], 0.0, None)
+            if weights.sum() > 0:
+                out[:] = x[i] + alpha * (weights[:, None] * values[top]).sum(0) / weights.sum()
+        for j in release.pop(i, ()):
+            kept.pop(j, None)
+    write_back(n)
+
+
+def _normalise(x: np.ndarray, out: np.ndarray | None = None, block: int = 4096) -> np.ndarray:
+    """``x``'s rows scaled to unit length, into ``out`` (which may be ``x``) or a new array.
+    A block of rows at a time: the norm squares its input into a temporary as large, which
+    for the whole array was a second copy of it. Each row's result is the same either way."""
+    if out is None:
+        out = np.empty_like(x)
+    for start in range(0, len(x), block):
+        rows = x[start : start + block]
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        np.divide(rows, np.maximum(norms, 1e-9), out=out[start : start + block])
+    return out
 
 
 def _nearest(x: np.ndarray, k: int, block: int = 512) -> np.ndarray:

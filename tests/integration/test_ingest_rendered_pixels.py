@@ -19,6 +19,7 @@ import pytest
 
 from docsight import DocSight, Settings
 from docsight.document.ids import bytes_sha256
+from docsight.document.pixels import PixelFile
 from docsight.ingest import pipeline as pipeline_module
 from docsight.ingest.chunking import create_chunker
 from docsight.ingest.worker import ParseJob, ParseOutput, run_job
@@ -80,6 +81,44 @@ def test_pictures_are_still_classified_from_their_pixels(report_pdf: Path) -> No
         ]
 
     assert classes(full) and classes(lean) == classes(full)
+
+
+@pytest.mark.parametrize("which", ["report", "long"])
+def test_a_streamed_parse_reads_its_crops_from_disk(
+    which: str,
+    report_pdf: Path,
+    long_pdf: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a worker with a spool the elements stream out of the parse, and without the pixels
+    every crop waits on disk until its page is described: the descriptions and picture
+    classes, which read the crops, are those of a parse that holds them in memory."""
+    path = report_pdf if which == "report" else long_pdf
+    full = _run(path, True)
+    put = PixelFile.put
+    spilled: list[str] = []
+
+    def spy(self: PixelFile, key: str, data: bytes) -> None:
+        spilled.append(key)
+        put(self, key, data)
+
+    monkeypatch.setattr(PixelFile, "put", spy)
+    data = path.read_bytes()
+    job = ParseJob(str(path), bytes_sha256(data), PDF, rendered_pixels=False, spool=str(tmp_path))
+    lean = run_job(job, INLINE, ParseContext(), create_chunker(INLINE.chunk))
+    assert lean.windows is not None
+    parsed, chunks = lean.windows.whole()
+    lean.windows.discard()
+
+    crops = [a.id for a in full.parsed.assets if a.kind == "crop" and a.render is not None]
+    assert crops and sorted(spilled) == sorted(crops)
+    assert parsed.document.model_dump() == full.parsed.document.model_dump()
+    assert [(c.id, c.text) for c in chunks] == [(c.id, c.text) for c in full.chunks]
+    assert [dataclasses.replace(a, data=b"") for a in parsed.assets] == [
+        dataclasses.replace(a, data=b"") for a in full.parsed.assets
+    ]
+    assert all(a.data == b"" for a in parsed.assets if a.render is not None)
 
 
 def _rows(ds: DocSight, table: str) -> list[dict[str, Any]]:

@@ -106,6 +106,37 @@ def test_parts_make_the_document_a_whole_parse_makes(
         parser.parse_parts(source, settings, None, parts[:2] + parts[3:])
 
 
+def test_parts_keep_their_crops_on_disk_for_the_stream(docs: Path) -> None:
+    """The finishing job of a split parse without crop pixels takes the parts' crops into a
+    temporary file, not memory: each batch's readers get the very bytes of the whole parse,
+    and the document comes with the crops' records alone."""
+    import dataclasses
+
+    from docsight.document.stream import ElementBatch
+
+    source = _source(docs / "a-long.pdf")
+    settings = Settings().parse
+    parser = PdfParser()
+    whole = parser.parse(source, settings)
+    crops = {a.id: a.data for a in whole.assets if a.kind == "crop" and a.render is not None}
+    assert len(crops) >= 2
+    ranges = [(0, 5), (5, 14)]
+    parts = [parser.extract_part(source, settings, None, a, b) for a, b in ranges]
+    seen: dict[str, bytes] = {}
+
+    def sink(batch: ElementBatch) -> None:
+        for element in batch.elements:
+            if element.image_id in crops:
+                seen[element.image_id] = batch.assets[element.image_id].data
+
+    lean = dataclasses.replace(source, crop_pixels=False)
+    merged = parser.parse_parts(lean, settings, ParseContext(elements=sink), parts)
+    assert seen == crops
+    assert [dataclasses.replace(a, data=b"") if a.id in crops else a for a in whole.assets] == (
+        merged.assets
+    )
+
+
 def test_parts_of_a_scan_keep_what_ocr_said(
     require_ocr: None, tmp_path: Path, ocr_context: ParseContext
 ) -> None:

@@ -8,8 +8,9 @@ open sections keyed by heading level) and collects binary assets. Parsers theref
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from docsight.document.model import (
@@ -26,6 +27,7 @@ from docsight.document.model import (
     Section,
 )
 from docsight.document.pagelabels import labels_from_numbers
+from docsight.document.pixels import AssetsWithPixels, PixelFile
 from docsight.document.stream import ElementSink, StreamNotes
 
 
@@ -41,6 +43,7 @@ class DocumentBuilder:
         parser: str,
         size_bytes: int = 0,
         keep_page_pixels: bool = True,
+        keep_crop_pixels: bool = True,
     ) -> None:
         self.doc_id = doc_id
         self.name = name
@@ -63,6 +66,11 @@ class DocumentBuilder:
         #: ``False``: page renders that carry a render recipe keep their id and recipe but not
         #: their PNG bytes (see :meth:`add_asset`).
         self.keep_page_pixels = keep_page_pixels
+        #: ``False``: crops that carry a render recipe keep their bytes in a temporary file
+        #: while parsing (see :meth:`keep_asset`); the element stream's readers get them back
+        #: with each batch, and the document comes with the crops' ids and recipes alone.
+        self.keep_crop_pixels = keep_crop_pixels
+        self._pixels: PixelFile | None = None
         self._open: list[Section] = []  # stack of open sections, shallowest first
         #: Set by :meth:`stream`: the elements go to a sink as the parser finishes pages.
         self._stream: StreamNotes | None = None
@@ -108,17 +116,43 @@ class DocumentBuilder:
             data = data() if callable(data) else data
             asset_id = Asset.make_id(self.doc_id, kind, data)
         if asset_id not in self.assets:
-            self.assets[asset_id] = Asset(
-                id=asset_id,
-                doc_id=self.doc_id,
-                kind=kind,
-                media_type=media_type,
-                data=data() if callable(data) else data,
-                width=width,
-                height=height,
-                render=render,
+            self.keep_asset(
+                Asset(
+                    id=asset_id,
+                    doc_id=self.doc_id,
+                    kind=kind,
+                    media_type=media_type,
+                    data=data() if callable(data) else data,
+                    width=width,
+                    height=height,
+                    render=render,
+                )
             )
         return asset_id
+
+    def keep_asset(self, asset: Asset) -> None:
+        """Keep ``asset`` (made by this builder or, for a document parsed in parts, by another);
+        an asset met again keeps its first record. Without ``keep_crop_pixels`` a crop with a
+        recipe goes to a temporary file, and its record keeps no bytes. When the file cannot
+        take them (a full disk), the bytes stay with the record: only memory is spent."""
+        if asset.id in self.assets:
+            return
+        if not self.keep_crop_pixels and asset.kind != "page" and asset.render and asset.data:
+            try:
+                if self._pixels is None:
+                    self._pixels = PixelFile()
+                self._pixels.put(asset.id, asset.data)
+            except OSError:
+                pass  # kept in memory below, as with keep_crop_pixels
+            else:
+                asset = dataclasses.replace(asset, data=b"")
+        self.assets[asset.id] = asset
+
+    def _readable_assets(self) -> Mapping[str, Asset]:
+        """The assets with their bytes, for the readers of a batch of elements."""
+        if self._pixels is None:
+            return self.assets
+        return AssetsWithPixels(self.assets, self._pixels)
 
     # --- content -------------------------------------------------------------------------------
 
@@ -225,7 +259,7 @@ class DocumentBuilder:
         pages = [a.page for a in batch]
         if any(a > b for a, b in itertools.pairwise(pages)):
             raise ValueError("a streaming builder takes elements in page order")
-        self._stream.take(batch, self.sections, self.pages, self.assets)
+        self._stream.take(batch, self.sections, self.pages, self._readable_assets())
         # The last page may not take more (a batch holds whole pages).
         self._stream.open_page = pages[-1] + 1
 
@@ -280,6 +314,10 @@ class DocumentBuilder:
                 f"{hidden} element(s) of text a reader would not see "
                 f"({', '.join(reasons)}); kept in the map, not indexed"
             )
-        return ParsedDocument(
-            document=document, assets=list(self.assets.values()), warnings=self.warnings
-        )
+        assets = list(self.assets.values())
+        if self._pixels is not None:
+            if not streamed:  # no stream has read them: the document's readers need them
+                assets = list(self._readable_assets().values())
+            self._pixels.close()
+            self._pixels = None
+        return ParsedDocument(document=document, assets=assets, warnings=self.warnings)

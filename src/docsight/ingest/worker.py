@@ -261,6 +261,9 @@ def run_job(
         events.pages(pages)
     # Parsing from parts, the pages are read already.
     events.progress("parse", pages if job.parts else 0, pages)
+    # In a worker with a spool, a parser that can stream hands its elements over page by page:
+    # they are described and written to the spool as they come (ingest.streamed).
+    stream = _streamed_parse(job, parser, settings, context, events, pages)
     # A vision model looks at page renders while describing: only without one may they go.
     page_pixels = job.rendered_pixels or context.vlm is not None
     source = SourceFile(
@@ -269,13 +272,13 @@ def run_job(
         sha256=job.sha256,
         media_type=job.media_type,
         page_pixels=page_pixels,
+        # Streamed, the crops are read while their pages are described and not after (their
+        # bytes go below): they wait on disk, not in memory, until their pages come.
+        crop_pixels=job.rendered_pixels or stream is None,
     )
     # Model costs are deltas of the process's totals, taken around each stage: page OCR, layout
     # and tables run while parsing, picture OCR while describing.
     models_start = model_stats()
-    # In a worker with a spool, a parser that can stream hands its elements over page by page:
-    # they are described and written to the spool as they come (ingest.streamed).
-    stream = _streamed_parse(job, parser, settings, context, events, pages)
     try:
         with clock("parse"):
             # The parsers report each page through the context; the context is the worker's,

@@ -27,6 +27,11 @@ class SourceFile:
     #: (for an ingestion whose store keeps recipes and which shows no page to a model; see
     #: :meth:`DocumentBuilder.add_asset`).
     page_pixels: bool = True
+    #: ``False``: the crops that carry a recipe keep their bytes in a temporary file while
+    #: parsing, for the readers of the element stream (``ParseContext.elements``) alone; the
+    #: document comes with their ids and recipes (see :meth:`DocumentBuilder.keep_asset`).
+    #: A parse that does not stream gets the bytes back with its document.
+    crop_pixels: bool = True
 
     @property
     def doc_id(self) -> str:
@@ -46,6 +51,7 @@ class SourceFile:
             parser=parser,
             size_bytes=len(self.data),
             keep_page_pixels=self.page_pixels,
+            keep_crop_pixels=self.crop_pixels,
         )
 
 

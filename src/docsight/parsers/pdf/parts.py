@@ -110,7 +110,7 @@ def merge_parts(parts: Iterable[bytes], n_pages: int, builder: DocumentBuilder) 
         builder.pages.extend(part.infos)
         for asset in part.assets:
             # An asset met again (the same logo crop on two pages) keeps its first record.
-            builder.assets.setdefault(asset.id, asset)
+            builder.keep_asset(asset)
         builder.warnings.extend(part.warnings)
         pages.extend(part.pages)  # packed as they came
         unread.extend(part.unread)

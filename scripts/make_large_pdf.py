@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Write a long born-digital report PDF, for measuring ingestion of one large file (issue 17).
 
-    python scripts/make_large_pdf.py OUT.pdf [--pages 1000] [--seed 17]
+    python scripts/make_large_pdf.py OUT.pdf [--pages 1000] [--seed 17] [--photos]
 
 The report looks like an annual filing set: a title page, chapters ("3 Operations in the
 North region") with numbered subsections ("3.2 Costs"), justified-width paragraphs of varied
 business prose, a ruled table with a caption every few pages, a running header and "Page N of M"
 at the foot of every page, and an outline (bookmarks) mirroring the headings. Text is drawn with
 reportlab's canvas, so the text layer is clean and no page needs OCR: the file measures the
-text-layer path, the one whose cost should be linear in pages.
+text-layer path, the one whose cost should be linear in pages. With ``--photos`` every body page
+also opens with a photograph-like raster picture (smooth light with grain, 240 × 150 pixels
+drawn 260 to 300 points wide, at one of six places): each becomes a figure whose crop the parse
+renders and describes, as in a brochure or an annual report's glossy pages.
 
 The output is a function of ``--pages`` and ``--seed`` only (reportlab's invariant mode fixes
 its timestamps and document id), so two runs give the same bytes and the same document id.
@@ -21,8 +24,9 @@ import random
 import sys
 from pathlib import Path
 
+from PIL import Image
 from reportlab.lib.pagesizes import letter
-from reportlab.lib.utils import simpleSplit
+from reportlab.lib.utils import ImageReader, simpleSplit
 from reportlab.pdfgen.canvas import Canvas
 
 WIDTH, HEIGHT = letter  # 612 × 792 points
@@ -158,6 +162,24 @@ class Report:
             self.line(row)
         self.y += 6
 
+    def photo(self, seed: int) -> None:
+        """A picture a reader would call a photograph: a gradient of light under grain, made
+        from ``seed`` alone, so that the file stays a function of its arguments."""
+        width, height = 240, 150
+        rng = random.Random(seed)
+        grain = Image.frombytes("RGB", (width, height), rng.randbytes(width * height * 3))
+        tint = (rng.randrange(60, 200), rng.randrange(60, 200), rng.randrange(60, 200))
+        light = Image.linear_gradient("L").resize((width, height)).convert("RGB")
+        light = Image.blend(light, Image.new("RGB", (width, height), tint), 0.5)
+        picture = Image.blend(light, grain, 0.18)
+        # Placed and sized from the seed too: a picture at the same place on many pages is
+        # page decoration (a logo, a band), which the parser drops.
+        x = MARGIN + 24.0 * rng.randrange(6)
+        w = 260.0 + 20.0 * rng.randrange(3)
+        h = w * 0.625
+        self.c.drawImage(ImageReader(picture), x, HEIGHT - self.y - h, w, h)
+        self.y += h + 12
+
     def table(self, topic: str) -> None:
         rows = table_rows(self.rng, topic)
         height = 16 + len(rows) * self.ROW_H + 14
@@ -185,8 +207,9 @@ class Report:
         self.c.save()
 
 
-def make_large_pdf(path: Path, pages: int = 1000, seed: int = 17) -> Path:
-    """Write a ``pages``-page report to ``path`` (see the module docstring) and return ``path``."""
+def make_large_pdf(path: Path, pages: int = 1000, seed: int = 17, photos: bool = False) -> Path:
+    """Write a ``pages``-page report to ``path`` (see the module docstring) and return ``path``;
+    with ``photos``, a photograph opens every body page."""
     if pages < 2:
         raise ValueError("the report needs at least two pages (title page and one of body)")
     rng = random.Random(seed)
@@ -202,6 +225,10 @@ def make_large_pdf(path: Path, pages: int = 1000, seed: int = 17) -> Path:
     chapter = 0
     for page in range(2, pages + 1):
         doc.new_page()
+        if photos:
+            # First on the page, clear of the headings (a short line just above a picture would
+            # be read as its label). Its own generator: the text is the same either way.
+            doc.photo(seed * 100_003 + page)
         if (page - 2) % CHAPTER_PAGES == 0:
             chapter += 1
             section = 0
@@ -229,8 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--photos", action="store_true", help="a photograph on every body page")
     args = parser.parse_args(argv)
-    make_large_pdf(args.out, args.pages, args.seed)
+    make_large_pdf(args.out, args.pages, args.seed, args.photos)
     size = args.out.stat().st_size / 2**20
     sys.stdout.write(f"{args.out}: {args.pages} pages, {size:.1f} MiB\n")
     return 0

@@ -83,7 +83,7 @@ def test_pictures_are_still_classified_from_their_pixels(report_pdf: Path) -> No
     assert classes(full) and classes(lean) == classes(full)
 
 
-@pytest.mark.parametrize("which", ["report", "long"])
+@pytest.mark.parametrize("which", ["report", "long", "photos"])
 def test_a_streamed_parse_reads_its_crops_from_disk(
     which: str,
     report_pdf: Path,
@@ -94,7 +94,10 @@ def test_a_streamed_parse_reads_its_crops_from_disk(
     """In a worker with a spool the elements stream out of the parse, and without the pixels
     every crop waits on disk until its page is described: the descriptions and picture
     classes, which read the crops, are those of a parse that holds them in memory."""
-    path = report_pdf if which == "report" else long_pdf
+    paths = {"report": report_pdf, "long": long_pdf}
+    if which == "photos":
+        paths[which] = make_large_pdf(tmp_path / "photos.pdf", pages=4, photos=True)
+    path = paths[which]
     full = _run(path, True)
     put = PixelFile.put
     spilled: list[str] = []
@@ -105,11 +108,14 @@ def test_a_streamed_parse_reads_its_crops_from_disk(
 
     monkeypatch.setattr(PixelFile, "put", spy)
     data = path.read_bytes()
-    job = ParseJob(str(path), bytes_sha256(data), PDF, rendered_pixels=False, spool=str(tmp_path))
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    job = ParseJob(str(path), bytes_sha256(data), PDF, rendered_pixels=False, spool=str(spool))
     lean = run_job(job, INLINE, ParseContext(), create_chunker(INLINE.chunk))
     assert lean.windows is not None
     parsed, chunks = lean.windows.whole()
     lean.windows.discard()
+    assert list(spool.iterdir()) == []  # the crops' file was never one of the spool's
 
     crops = [a.id for a in full.parsed.assets if a.kind == "crop" and a.render is not None]
     assert crops and sorted(spilled) == sorted(crops)
@@ -119,6 +125,9 @@ def test_a_streamed_parse_reads_its_crops_from_disk(
         dataclasses.replace(a, data=b"") for a in full.parsed.assets
     ]
     assert all(a.data == b"" for a in parsed.assets if a.render is not None)
+    if which == "photos":  # one a body page, each read as a picture from its pixels
+        figures = [e for e in parsed.document.elements if e.kind == "figure"]
+        assert len(figures) >= 3 and all("picture_class" in e.attrs for e in figures)
 
 
 def _rows(ds: DocSight, table: str) -> list[dict[str, Any]]:

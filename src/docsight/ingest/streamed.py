@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docsight._memory import release_freed_memory
 from docsight.document.artifacts import bound_captions
 from docsight.document.chunk import Chunk
 from docsight.document.model import (
@@ -194,6 +195,11 @@ class StreamedParse:
             raise unwritable(self.path, self.spool, exc) from exc
         self.windows.append(ElementWindow(start, stop, spooled))
         self._window += 1
+        # The window's pages are done with: their renders, crops and OCR working arrays are
+        # freed, but the C allocator keeps what lies between live blocks for itself. Given
+        # back each window, a long file's parse stays level (a photograph a page grew it by
+        # 140 KiB a page; a call takes about a millisecond).
+        release_freed_memory()
 
     # --- the end -------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ stored, while the other files of the batch go on.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 
 from docsight import DocSight, Settings
 from docsight.document.ids import bytes_sha256
+from docsight.document.stream import ElementBatch
 from docsight.errors import ParseError
 from docsight.ingest.report import IngestProgress
 from docsight.ingest.split import PageSplitter
@@ -110,10 +112,6 @@ def test_parts_keep_their_crops_on_disk_for_the_stream(docs: Path) -> None:
     """The finishing job of a split parse without crop pixels takes the parts' crops into a
     temporary file, not memory: each batch's readers get the very bytes of the whole parse,
     and the document comes with the crops' records alone."""
-    import dataclasses
-
-    from docsight.document.stream import ElementBatch
-
     source = _source(docs / "a-long.pdf")
     settings = Settings().parse
     parser = PdfParser()

@@ -93,8 +93,8 @@ def test_each_window_written_gives_the_freed_memory_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state: WorkerState
 ) -> None:
     """The C allocator keeps freed blocks between live ones (a page's renders, crops and OCR
-    arrays) unless asked: a 1,000-page report with a photograph a page grew the finishing
-    worker by 140 KiB a page. The stream asks once a window is written."""
+    arrays) unless asked: with a photograph a page, the worker that finishes a long report
+    grew by about 140 KiB a page. The stream asks once a window is written."""
     import docsight.ingest.streamed as streamed_module
 
     calls: list[int] = []

@@ -13,8 +13,9 @@ also opens with a photograph-like raster picture (smooth light with grain, 240 Ã
 drawn 260 to 300 points wide, at one of six places): each becomes a figure whose crop the parse
 renders and describes, as in a brochure or an annual report's glossy pages.
 
-The output is a function of ``--pages`` and ``--seed`` only (reportlab's invariant mode fixes
-its timestamps and document id), so two runs give the same bytes and the same document id.
+The output is a function of ``--pages``, ``--seed`` and ``--photos`` only (reportlab's
+invariant mode fixes its timestamps and document id), so two runs give the same bytes and the
+same document id.
 """
 
 from __future__ import annotations
@@ -227,7 +228,8 @@ def make_large_pdf(path: Path, pages: int = 1000, seed: int = 17, photos: bool =
         doc.new_page()
         if photos:
             # First on the page, clear of the headings (a short line just above a picture would
-            # be read as its label). Its own generator: the text is the same either way.
+            # be read as its label), and from a seed of its own: the text's generator does not
+            # serve it, so a report without photographs is the same file as before.
             doc.photo(seed * 100_003 + page)
         if (page - 2) % CHAPTER_PAGES == 0:
             chapter += 1

@@ -5,8 +5,8 @@ are described (picture OCR, the picture's kind, a vision model), one batch of pa
 (:mod:`docsight.document.stream`). An ingestion whose store keeps the source file stores a crop
 as its recipe, not its bytes, so once described the bytes are of no further use. Held in memory
 until the end of the parse they grew with the document: 4 MiB for a generated 1,000-page report
-with a small chart on every fourth page, and hundreds of MiB for one with a photograph on
-every page. :class:`PixelFile` keeps them in an unnamed temporary file instead, and
+with a table's crop on every fourth page, and 170 MiB for one with a photograph on every
+page. :class:`PixelFile` keeps them in an unnamed temporary file instead, and
 :class:`AssetsWithPixels` gives them back to the readers of each batch.
 """
 

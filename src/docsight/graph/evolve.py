@@ -133,15 +133,13 @@ def _mix_in_place(
     far = linked.target + lag < linked.source
     for i, j in zip(linked.source[far].tolist(), linked.target[far].tolist(), strict=True):
         last_reader[j] = max(i, last_reader.get(j, i))
-    keep = set(last_reader)
     release: dict[int, list[int]] = {}
     for j, i in last_reader.items():
         release.setdefault(i, []).append(j)
     kept: dict[int, np.ndarray] = {}
     # Mixed rows not yet written back are at most lag + _FLUSH; the ring holds whole flush
     # blocks so that each block is one slice of it.
-    ring_rows = min(n, (lag // _FLUSH + 2) * _FLUSH)
-    ring_rows = -(-ring_rows // _FLUSH) * _FLUSH
+    ring_rows = min(-(-n // _FLUSH), lag // _FLUSH + 2) * _FLUSH
     ring = np.empty((ring_rows, dim), dtype=x.dtype)
     written = 0  # rows below this are mixed and written back
 
@@ -151,7 +149,7 @@ def _mix_in_place(
             end = min(stop, written + _FLUSH)
             at = written % ring_rows
             for j in range(written, end):
-                if j in keep:
+                if j in last_reader:
                     kept[j] = x[j].copy()
             _normalise(ring[at : at + end - written], out=x[written:end])
             written = end

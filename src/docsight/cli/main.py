@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -350,7 +351,9 @@ def llm_serve(
     except KeyboardInterrupt:
         console.print("stopping")
     finally:
-        del server
+        if not server.close():
+            err_console.print("[yellow]the model did not stop in time; exiting without it[/yellow]")
+            os._exit(0)  # native threads may still run; the kernel frees the socket and memory
 
 
 # The evaluation and chat commands live in their own modules; importing registers them.

@@ -3,8 +3,9 @@
 Two halves:
 
 * ``python -m docsight.llm.local --model PATH`` runs the server in this process, prints exactly one
-  line ``LISTENING http://127.0.0.1:PORT`` on stdout and blocks until SIGTERM/SIGINT or until
-  stdin closes (so it dies with a parent that forgot to stop it). llama.cpp logs go to stderr.
+  line ``LISTENING http://127.0.0.1:PORT`` on stdout once the model answers requests, and blocks
+  until SIGTERM/SIGINT or until stdin closes (so it dies with a parent that forgot to stop it).
+  llama.cpp logs go to stderr.
 * :class:`LocalLLMServer` runs that module in a subprocess and hands out its base URL. A separate
   process keeps llama.cpp's threads, memory and native crashes away from the caller.
 
@@ -47,6 +48,8 @@ LISTENING_PREFIX = "LISTENING "
 #: is fast enough on one.
 DEFAULT_THREADS = 1
 DEFAULT_CTX = 4096
+#: How long a server process waits for llama.cpp to shut down before it exits regardless.
+SHUTDOWN_TIMEOUT = 10.0
 
 
 def default_model_path() -> Path:
@@ -92,8 +95,9 @@ def start_in_process(
     ctx: int = DEFAULT_CTX,
     port: int = 0,
     embedding: bool = False,
-) -> Any:
-    """Start an ``xllamacpp.Server`` in this process. It stops when garbage collected."""
+    ready_timeout: float = 60.0,
+) -> InProcessServer:
+    """Start an ``xllamacpp.Server`` in this process and return once it serves requests."""
     require_xllamacpp()
     import xllamacpp
 
@@ -111,7 +115,69 @@ def start_in_process(
         # model has no CLS token, so the mean of the token states is the sensible pooling.
         params.embedding = True
         params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
-    return xllamacpp.Server(params)
+    server = InProcessServer(xllamacpp.Server(params))
+    try:
+        _await_task_loop(server.listening_address, ready_timeout)
+    except BaseException:
+        server.close(timeout=5.0)
+        raise
+    return server
+
+
+def _await_task_loop(address: str, timeout: float) -> None:
+    """Return once the server's task loop answers a request.
+
+    xllamacpp hands out the address before llama.cpp's task loop has begun. The loop marks itself
+    running when it begins, so a stop requested in that gap is lost, and the destructor then waits
+    for the loop forever (seen with the cores busy: a SIGTERM right after LISTENING hung the
+    process in three of six tries). ``/slots`` is answered by the task loop itself, so an answer
+    proves it runs and that a later stop will reach it.
+    """
+    import urllib.error
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with opener.open(f"{address}/slots", timeout=max(0.1, timeout)) as reply:
+                reply.read()
+            return
+        except urllib.error.HTTPError as exc:
+            if exc.code in (404, 501):
+                return  # a build without /slots: nothing to wait on
+            error: Exception = exc
+        except OSError as exc:
+            error = exc
+        if time.monotonic() >= deadline:
+            raise LLMTimeoutError(
+                f"local LLM server at {address} did not answer within {timeout:g}s: {error}"
+            )
+        time.sleep(0.05)
+
+
+class InProcessServer:
+    """An ``xllamacpp.Server`` running in this process, stopped by :meth:`close`."""
+
+    def __init__(self, native: Any) -> None:
+        self._native: Any = native
+        self.listening_address: str = native.listening_address
+
+    def close(self, timeout: float = SHUTDOWN_TIMEOUT) -> bool:
+        """Stop the server, waiting at most ``timeout`` seconds.
+
+        Returns False when llama.cpp did not finish in time. The processes that run a server (the
+        CLI and ``python -m docsight.llm.local``) then end regardless: stopping is why they close.
+        """
+        box, self._native = [self._native], None
+        done = threading.Event()
+
+        def release() -> None:
+            box.clear()  # the last reference: the xllamacpp destructor stops the server here
+            done.set()
+
+        threading.Thread(target=release, name="llm-shutdown", daemon=True).start()
+        return done.wait(timeout)
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -166,8 +232,13 @@ def main(argv: list[str] | None = None) -> int:
     # A timed wait keeps the main thread responsive to signals on every platform.
     while not stop.wait(0.5):
         pass
-    del server  # the xllamacpp destructor shuts the HTTP server and the model down
     announce.close()
+    if not server.close():
+        sys.stderr.write(
+            f"docsight.llm.local: shutdown took over {SHUTDOWN_TIMEOUT:g}s; exiting without it\n"
+        )
+        sys.stderr.flush()
+        os._exit(0)  # native threads may still run; the kernel frees the socket and memory
     return 0
 
 

@@ -339,14 +339,16 @@ def llm_serve(
         path = resolve_model_path(model)
         server = start_in_process(path, threads=threads, ctx=ctx, port=port, embedding=embedding)
     base_url = f"{server.listening_address}/v1"
-    console.print(f"serving [bold]{path.name}[/bold] at {base_url}")
-    console.print(
-        "use it with:\n"
-        f"  export DOCSIGHT_LLM_BASE_URL={base_url}\n"
-        f"  export DOCSIGHT_LLM_MODEL={path.stem}\n"
-        "press Ctrl-C to stop"
-    )
+    # Everything after the start is inside the try: a Ctrl-C while the lines below print still
+    # stops the server in order.
     try:
+        console.print(f"serving [bold]{path.name}[/bold] at {base_url}")
+        console.print(
+            "use it with:\n"
+            f"  export DOCSIGHT_LLM_BASE_URL={base_url}\n"
+            f"  export DOCSIGHT_LLM_MODEL={path.stem}\n"
+            "press Ctrl-C to stop"
+        )
         threading.Event().wait()
     except KeyboardInterrupt:
         console.print("stopping")

@@ -413,3 +413,22 @@ def test_row_labels_left_of_shaded_number_columns_join_the_table(
     assert "Management" not in (numbers.markdown or "")
     assert numbers.markdown is not None and "| 6,489 | 7,500 |" in numbers.markdown
     assert any("Management discusses" in e.text for e in _kinds(parsed, ElementKind.PARAGRAPH))
+
+
+def test_subsections_in_body_type_are_headings_by_their_numbers(
+    tmp_path: Path, parse_pdf: Parse
+) -> None:
+    """Papers set subsection headings in body type ("4.1 TASKS"), marked only by their number;
+    with no outline to name them, the numbers running in sequence make them headings."""
+    parsed = parse_pdf(pdfgen.make_numbered_sections(tmp_path / "numbered.pdf"))
+    doc = parsed.document
+    headings = [e for e in doc.elements if e.kind == ElementKind.HEADING]
+    assert [e.text for e in headings] == [h for page in pdfgen.NUMBERED_SECTIONS for h in page]
+    assert [e.level for e in headings] == [1, 2, 2, 1, 2, 2]
+    parents = {s.title: s.parent_id for s in doc.sections}
+    by_title = {s.title: s.id for s in doc.sections}
+    assert parents["2.1 SAMPLING"] == by_title["2 METHOD"]
+    # A number with no neighbour among the document's opens a paragraph, not a section.
+    lone = next(e for e in doc.elements if e.text == pdfgen.LONE_NUMBER)
+    assert lone.kind == ElementKind.PARAGRAPH
+    assert lone.section_id == by_title["1.2 PRIOR SURVEYS"]

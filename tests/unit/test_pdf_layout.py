@@ -414,3 +414,29 @@ def test_a_store_that_cannot_spill_keeps_its_pages(monkeypatch: pytest.MonkeyPat
     store = PageStore(packed=True, spill=True)
     store.add(Page(0, PAGE_W, 792.0, lines=group_lines(words_of("Kept", 72, 100))))
     assert store.spilled() == 0 and store.load(0).lines[0].text == "Kept"
+
+
+def test_section_numbers_are_read_off_a_headings_start() -> None:
+    from docsight.parsers.pdf.roles import section_number
+
+    assert section_number("4.1 TASKS") == (4, 1)
+    assert section_number("5 Related Work") == (5,)
+    assert section_number("B.2 Dataset Construction") == (101, 2)
+    assert section_number("4.3.1 BOOTSTRAPPING WITH INTERMEDIATE SIZES") == (4, 3, 1)
+    # A list marker, a lower-case sentence, a year, a letter alone: no section number.
+    for text in ("4. Introduction", "4 apples were sold", "2019 Annual Report", "A Note"):
+        assert section_number(text) is None
+
+
+def test_only_numbers_with_a_neighbour_are_in_sequence() -> None:
+    from docsight.parsers.pdf.roles import in_sequence
+
+    numbers = [(1,), (1, 1), (1, 2), (2, 1), (2, 3), (3, 1, 4), (30,), (101, 1), (101, 2)]
+    assert in_sequence(numbers) == {
+        (1,),  # a child, 1.1
+        (1, 1),  # its parent and 1.2
+        (1, 2),
+        (101, 1),  # B.1 and B.2
+        (101, 2),
+    }
+    assert in_sequence([]) == frozenset()

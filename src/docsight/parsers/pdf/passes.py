@@ -45,6 +45,7 @@ from docsight.parsers.pdf.roles import (
     add_font_sizes,
     body_size,
     heading_levels,
+    in_sequence,
     match_outline,
     page_roles,
     resolve_headings,
@@ -272,14 +273,17 @@ def finish_pages(
         with store.window() as pages:
             matched = match_outline(pages, outline)
         candidates: list[Style] = []
+        numbered: list[tuple[tuple[int, ...], Style | None]] = []
         ocr_sizes: list[tuple[float, int]] = []
         heads: list[float] = []
         for i in range(n):
             page = store.load(i)
             front = title_roles(page, body, meta_title) if i == 0 else set()
-            candidates.extend(page_roles(page, body, front))
+            candidates.extend(page_roles(page, body, front, numbered))
             hint_roles(page, page.roles, ocr_sizes, heads)
             store.save(i, page)
+        numbers = in_sequence([number for number, _ in numbered])
+        candidates.extend(s for number, s in numbered if s is not None and number in numbers)
         font_level = heading_levels(candidates, matched, body)
         ocr_level = ocr_heading_levels(ocr_sizes, heads)
         if sink is not None:
@@ -287,7 +291,7 @@ def finish_pages(
         for i in range(n):
             page = store.load(i)
             store.release(i)
-            resolve_headings(page.roles, font_level, ocr_level)
+            resolve_headings(page.roles, font_level, ocr_level, numbers)
             emit([page], page.roles, builder)
             builder.flush()
         # Without a credible metadata title the builder uses the TITLE element.

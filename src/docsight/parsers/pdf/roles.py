@@ -1,7 +1,9 @@
 """Roles of text blocks: title, headings and their levels, captions, lists, code, equations.
 
 Document statistics decide: the body font size is the size carrying most characters; blocks
-bigger than it, or bold at body size and followed by prose, are heading candidates. Outline
+bigger than it, or bold at body size and followed by prose, are heading candidates. So is a
+line in body type followed by prose that opens with a section number ("4.1 TASKS"), when the
+document's numbers run in sequence around it (a neighbour, its parent or a child). Outline
 entries are matched to blocks first (splitting a block whose first lines carry the title), and
 their levels anchor the font-derived levels of the other headings. The blocks between the title
 and the first body text of the title page (authors, affiliations) are front matter, never
@@ -112,6 +114,15 @@ class PendingHeading(Role):
 
 
 @dataclass
+class PendingNumbered(PendingHeading):
+    """A heading marked only by its section number ("4.1 TASKS" in body type): it stays one
+    when the document's numbers run in sequence around it (:func:`in_sequence`), and is a
+    paragraph otherwise."""
+
+    number: tuple[int, ...] = ()
+
+
+@dataclass
 class PendingOcrHeading(Role):
     """A heading read by OCR whose level waits for the sizes of every OCR'd heading of the
     document (see :func:`~docsight.parsers.pdf.scan.hint_roles`)."""
@@ -147,10 +158,17 @@ def title_roles(page: Page, body: float, meta_title: str | None) -> set[int]:
     return _front_matter(page, title, body, page.roles)
 
 
-def page_roles(page: Page, body: float, front: set[int]) -> list[Style]:
+def page_roles(
+    page: Page,
+    body: float,
+    front: set[int],
+    numbered: list[tuple[tuple[int, ...], Style | None]] | None = None,
+) -> list[Style]:
     """Kinds for the page's blocks not given one yet (outline headings, the title), in
     ``page.roles``; heading candidates get a :class:`PendingHeading`, whose styles are
-    returned for :func:`heading_levels`."""
+    returned for :func:`heading_levels`. Lines marked as headings by their number alone get a
+    :class:`PendingNumbered`, and their numbers and styles are added to ``numbered``, as are
+    the numbers of the other heading candidates (with no style)."""
     roles = page.roles
     candidates: list[tuple[Block, _Features]] = []
     titles: list[tuple[Block, list[Block]]] = []
@@ -177,18 +195,29 @@ def page_roles(page: Page, body: float, front: set[int]) -> list[Style]:
             titles.append((unit, mine))
             continue
         big = f.size >= body * 1.08 and f.size - body >= 0.8
-        bold_body = (
-            f.bold
-            and abs(f.size - body) <= 0.12 * body
-            and f.lines <= 2
-            and _prose_follows(page.units, k, body)
-        )
+        body_sized = abs(f.size - body) <= 0.12 * body and f.lines <= 2
+        bold_body = body_sized and f.bold and _prose_follows(page.units, k, body)
+        # "4.1 TASKS": a section number marks a heading that papers set in body type, neither
+        # bigger nor bold.
+        number = section_number(f.text)
+        plain = number is not None and body_sized and not f.bold
+        if plain and not _prose_follows(page.units, k, body):
+            number, plain = None, False
         if (
-            (big or bold_body)
+            (big or bold_body or plain)
             and f.heading_shape(16 if big else 12)
             and not (unit.style_share("monospace") >= 0.5 or unit.style_share("math") >= 0.3)
         ):
-            candidates.append((unit, f))
+            if big or bold_body:
+                candidates.append((unit, f))
+                if number is not None and numbered is not None:
+                    numbered.append((number, None))  # a neighbour for the plain ones
+            else:
+                assert number is not None
+                style = (f.size_class, f.bold, f.size)
+                roles[id(unit)] = PendingNumbered(ElementKind.HEADING, None, style, number)
+                if numbered is not None:
+                    numbered.append((number, style))
         else:
             roles[id(unit)] = Role(_body_kind(unit, f))
     styles: list[Style] = []
@@ -210,10 +239,19 @@ def resolve_headings(
     roles: dict[int, Role],
     font_level: Callable[[Style], int],
     ocr_level: Callable[[float], int] | None = None,
+    numbers: frozenset[tuple[int, ...]] = frozenset(),
 ) -> None:
-    """Give every pending heading among ``roles`` its level."""
+    """Give every pending heading among ``roles`` its level; a numbered one whose number is
+    not among ``numbers`` (those in sequence) is a paragraph."""
     for key, role in roles.items():
-        if isinstance(role, PendingOcrHeading) and ocr_level is not None:
+        if isinstance(role, PendingNumbered):
+            accepted = role.number in numbers
+            roles[key] = (
+                Role(ElementKind.HEADING, font_level(role.style))
+                if accepted
+                else Role(ElementKind.PARAGRAPH)
+            )
+        elif isinstance(role, PendingOcrHeading) and ocr_level is not None:
             roles[key] = Role(ElementKind.HEADING, ocr_level(role.size))
         elif isinstance(role, PendingHeading):
             roles[key] = Role(ElementKind.HEADING, font_level(role.style))
@@ -371,6 +409,40 @@ def _front_matter(page: Page, title: Block, body: float, roles: dict[int, Role])
             break
         front.add(id(unit))
     return front
+
+
+#: A section number opening a heading: "4", "4.1.2" or "B.1", then the heading's first word in
+#: capitals. "4." with a dot is a list item's marker (``starts_with_bullet``).
+_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3}|[A-Z](?:\.\d{1,2}){1,3})\s+[A-Z]")
+
+
+def section_number(text: str) -> tuple[int, ...] | None:
+    """The section number opening ``text`` as integers ("B.1" is (101, 1): appendix letters
+    are kept apart from numbers), or None."""
+    found = _NUMBERED.match(text)
+    if found is None:
+        return None
+    return tuple(
+        int(part) if part.isdigit() else 100 + ord(part) - ord("A")
+        for part in found.group(1).split(".")
+    )
+
+
+def in_sequence(numbers: Sequence[tuple[int, ...]]) -> frozenset[tuple[int, ...]]:
+    """The section numbers that have a neighbour among ``numbers``: the one before or after
+    it at its level ("4.1" and "4.2"), its parent ("4") or a child ("4.1.1"). A document's
+    sections are numbered in sequence, so a number alone ("21 Professional Development ..."
+    in a contents list) is not taken for one."""
+    present = set(numbers)
+    parents = {n[:-1] for n in present}
+    return frozenset(
+        n
+        for n in present
+        if (*n[:-1], n[-1] - 1) in present
+        or (*n[:-1], n[-1] + 1) in present
+        or (len(n) > 1 and n[:-1] in present)
+        or n in parents
+    )
 
 
 def _prose_follows(units: list[Block | Atom], k: int, body: float) -> bool:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import http.server
 import importlib.util
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -54,46 +56,46 @@ def test_server_object_is_inert_until_started(tmp_path: Path) -> None:
     server.stop()  # stopping a server that never started is harmless
 
 
-class _Native:
-    """Stands in for ``xllamacpp.Server``: its destructor is where the real one stops."""
+_SHUT_DOWN = """
+import sys, time
+from docsight.llm.local import InProcessServer, shut_down
 
-    def __init__(self, release: threading.Event | None = None) -> None:
-        self.listening_address = "http://127.0.0.1:9"
-        self.release = release
-        self.log: list[str] = []
+class Native:
+    listening_address = "http://127.0.0.1:9"
 
-    def __del__(self) -> None:
-        if self.release is not None:
-            self.release.wait(10)
-        self.log.append(threading.current_thread().name)
+    def __del__(self):
+        print("destructor begins", flush=True)
+        time.sleep(float(sys.argv[1]))  # stands in for llama.cpp's destructor
+        print("destructor ends", flush=True)
 
-
-def test_close_destroys_the_native_server_off_the_calling_thread() -> None:
-    native = _Native()
-    log = native.log
-    server = local.InProcessServer(native)
-    del native
-    assert server.close(timeout=5) is True
-    assert log == ["llm-shutdown"]
-    assert server.close(timeout=5) is True  # a second close has nothing left to stop
+shut_down(InProcessServer(Native()), timeout=float(sys.argv[2]))
+time.sleep(0.5)  # the watchdog is cancelled: nothing ends the process early now
+print("after", flush=True)
+"""
 
 
-def test_close_gives_up_after_its_timeout_when_the_shutdown_hangs() -> None:
-    release = threading.Event()
-    native = _Native(release)
-    log = native.log
-    server = local.InProcessServer(native)
-    del native
+def _shut_down(destructor_s: float, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _SHUT_DOWN, str(destructor_s), str(timeout_s)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_shut_down_stops_the_server_and_goes_on() -> None:
+    done = _shut_down(0.0, 2.0)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["destructor", "begins", "destructor", "ends", "after"]
+
+
+def test_shut_down_ends_the_process_when_the_destructor_hangs() -> None:
     started = time.monotonic()
-    assert server.close(timeout=0.3) is False
-    assert time.monotonic() - started < 5
-    assert log == []  # still inside the destructor
-    release.set()
-    for _ in range(100):
-        if log:
-            break
-        time.sleep(0.05)
-    assert log == ["llm-shutdown"]
+    done = _shut_down(30.0, 0.5)
+    assert time.monotonic() - started < 20
+    assert done.returncode == 1
+    assert done.stdout.split() == ["destructor", "begins"]
+    assert "Thread" in done.stderr  # every thread's stack, for whoever reads the server's log
 
 
 class _Slots(http.server.BaseHTTPRequestHandler):

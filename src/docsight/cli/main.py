@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -333,7 +332,7 @@ def llm_serve(
     """Serve a local GGUF model as an OpenAI-compatible endpoint (needs the local-llm extra)."""
     import threading
 
-    from docsight.llm.local import resolve_model_path, start_in_process
+    from docsight.llm.local import resolve_model_path, shut_down, start_in_process
 
     with cli_errors(False):
         path = resolve_model_path(model)
@@ -353,9 +352,7 @@ def llm_serve(
     except KeyboardInterrupt:
         console.print("stopping")
     finally:
-        if not server.close():
-            err_console.print("[yellow]the model did not stop in time; exiting without it[/yellow]")
-            os._exit(0)  # native threads may still run; the kernel frees the socket and memory
+        shut_down(server)
 
 
 # The evaluation and chat commands live in their own modules; importing registers them.

@@ -16,6 +16,7 @@ located, never imported: its ``__init__`` needs the ``llm`` CLI, which docsight 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib.util
 import os
 import selectors
@@ -97,7 +98,11 @@ def start_in_process(
     embedding: bool = False,
     ready_timeout: float = 60.0,
 ) -> InProcessServer:
-    """Start an ``xllamacpp.Server`` in this process and return once it serves requests."""
+    """Start an ``xllamacpp.Server`` in this process and return once it serves requests.
+
+    Meant for a process that exists to run the server: if it does not answer within
+    ``ready_timeout`` seconds, it is stopped with :func:`shut_down`, which may end the process.
+    """
     require_xllamacpp()
     import xllamacpp
 
@@ -119,7 +124,7 @@ def start_in_process(
     try:
         _await_task_loop(server.listening_address, ready_timeout)
     except BaseException:
-        server.close(timeout=5.0)
+        shut_down(server)  # a loop that never began cannot be stopped: see shut_down
         raise
     return server
 
@@ -163,21 +168,27 @@ class InProcessServer:
         self._native: Any = native
         self.listening_address: str = native.listening_address
 
-    def close(self, timeout: float = SHUTDOWN_TIMEOUT) -> bool:
-        """Stop the server, waiting at most ``timeout`` seconds.
+    def close(self) -> None:
+        """Stop the server: llama.cpp's destructor, which holds the GIL until it is done (see
+        :func:`shut_down` to bound it)."""
+        native, self._native = self._native, None
+        del native
 
-        Returns False when llama.cpp did not finish in time. The processes that run a server (the
-        CLI and ``python -m docsight.llm.local``) then end regardless: stopping is why they close.
-        """
-        box, self._native = [self._native], None
-        done = threading.Event()
 
-        def release() -> None:
-            box.clear()  # the last reference: the xllamacpp destructor stops the server here
-            done.set()
+def shut_down(server: InProcessServer, timeout: float = SHUTDOWN_TIMEOUT) -> None:
+    """Stop ``server``, and end this process if that takes over ``timeout`` seconds.
 
-        threading.Thread(target=release, name="llm-shutdown", daemon=True).start()
-        return done.wait(timeout)
+    For the processes that exist to run a server (``python -m docsight.llm.local`` and
+    ``docsight llm serve``): stopping is why they close. No Python thread can time llama.cpp's
+    destructor, which holds the GIL (a thread waiting with a timeout never got it back when the
+    destructor hung). faulthandler's watchdog is a C thread that needs no GIL: past the timeout it
+    writes every thread's stack to stderr and exits with status 1.
+    """
+    faulthandler.dump_traceback_later(timeout, exit=True)
+    try:
+        server.close()
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -233,12 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     while not stop.wait(0.5):
         pass
     announce.close()
-    if not server.close():
-        sys.stderr.write(
-            f"docsight.llm.local: shutdown took over {SHUTDOWN_TIMEOUT:g}s; exiting without it\n"
-        )
-        sys.stderr.flush()
-        os._exit(0)  # native threads may still run; the kernel frees the socket and memory
+    shut_down(server)
     return 0
 
 

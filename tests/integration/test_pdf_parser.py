@@ -424,10 +424,12 @@ def test_subsections_in_body_type_are_headings_by_their_numbers(
     doc = parsed.document
     headings = [e for e in doc.elements if e.kind == ElementKind.HEADING]
     assert [e.text for e in headings] == [h for page in pdfgen.NUMBERED_SECTIONS for h in page]
-    assert [e.level for e in headings] == [1, 2, 2, 1, 2, 2]
+    # Set alike, "1.1.1" goes one level under "1.1" by its number.
+    assert [e.level for e in headings] == [1, 2, 3, 2, 1, 2, 2]
     parents = {s.title: s.parent_id for s in doc.sections}
     by_title = {s.title: s.id for s in doc.sections}
     assert parents["2.1 SAMPLING"] == by_title["2 METHOD"]
+    assert parents["1.1.1 EARLIER SOUNDINGS"] == by_title["1.1 SCOPE OF THE STUDY"]
     # A number with no neighbour among the document's opens a paragraph, not a section.
     lone = next(e for e in doc.elements if e.text == pdfgen.LONE_NUMBER)
     assert lone.kind == ElementKind.PARAGRAPH

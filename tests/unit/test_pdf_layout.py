@@ -440,3 +440,13 @@ def test_only_numbers_with_a_neighbour_are_in_sequence() -> None:
         (101, 2),
     }
     assert in_sequence([]) == frozenset()
+
+
+def test_numbered_headings_go_as_deep_as_their_numbers() -> None:
+    from docsight.parsers.pdf.roles import numbered_depths
+
+    plain = (10.0, False, 10.0)
+    numbered = [((4,), None), ((4, 1), plain), ((4, 2), plain), ((4, 2, 1), plain), ((9, 9), plain)]
+    # "4" is a bigger heading (no style): a neighbour, not one of the plain ones; "9.9" has none.
+    assert numbered_depths(numbered) == {(4, 1): 0, (4, 2): 0, (4, 2, 1): 1}
+    assert numbered_depths([]) == {}

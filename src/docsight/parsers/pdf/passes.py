@@ -45,8 +45,8 @@ from docsight.parsers.pdf.roles import (
     add_font_sizes,
     body_size,
     heading_levels,
-    in_sequence,
     match_outline,
+    numbered_depths,
     page_roles,
     resolve_headings,
     title_roles,
@@ -282,7 +282,7 @@ def finish_pages(
             candidates.extend(page_roles(page, body, front, numbered))
             hint_roles(page, page.roles, ocr_sizes, heads)
             store.save(i, page)
-        numbers = in_sequence([number for number, _ in numbered])
+        numbers = numbered_depths(numbered)
         candidates.extend(s for number, s in numbered if s is not None and number in numbers)
         font_level = heading_levels(candidates, matched, body)
         ocr_level = ocr_heading_levels(ocr_sizes, heads)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from docsight.document.captions import caption_target
@@ -239,16 +239,17 @@ def resolve_headings(
     roles: dict[int, Role],
     font_level: Callable[[Style], int],
     ocr_level: Callable[[float], int] | None = None,
-    numbers: frozenset[tuple[int, ...]] = frozenset(),
+    numbers: Mapping[tuple[int, ...], int] | None = None,
 ) -> None:
-    """Give every pending heading among ``roles`` its level; a numbered one whose number is
-    not among ``numbers`` (those in sequence) is a paragraph."""
+    """Give every pending heading among ``roles`` its level. A numbered one whose number is
+    among ``numbers`` (those in sequence) goes that many levels under its style's ("5.1.1"
+    one under "5.1", set alike); any other is a paragraph."""
     for key, role in roles.items():
         if isinstance(role, PendingNumbered):
-            accepted = role.number in numbers
+            deeper = (numbers or {}).get(role.number)
             roles[key] = (
-                Role(ElementKind.HEADING, font_level(role.style))
-                if accepted
+                Role(ElementKind.HEADING, font_level(role.style) + deeper)
+                if deeper is not None
                 else Role(ElementKind.PARAGRAPH)
             )
         elif isinstance(role, PendingOcrHeading) and ocr_level is not None:
@@ -426,6 +427,17 @@ def section_number(text: str) -> tuple[int, ...] | None:
         int(part) if part.isdigit() else 100 + ord(part) - ord("A")
         for part in found.group(1).split(".")
     )
+
+
+def numbered_depths(
+    numbered: Sequence[tuple[tuple[int, ...], Style | None]],
+) -> dict[tuple[int, ...], int]:
+    """The numbers of the plain numbered headings (those with a style) that are in sequence,
+    each with how many parts it has beyond the shortest of them: "5.1" 0, "5.1.1" 1."""
+    accepted = in_sequence([number for number, _ in numbered])
+    plain = {number for number, style in numbered if style is not None and number in accepted}
+    shallowest = min(map(len, plain), default=0)
+    return {number: len(number) - shallowest for number in plain}
 
 
 def in_sequence(numbers: Sequence[tuple[int, ...]]) -> frozenset[tuple[int, ...]]:

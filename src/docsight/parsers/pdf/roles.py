@@ -212,8 +212,7 @@ def page_roles(
                 candidates.append((unit, f))
                 if number is not None and numbered is not None:
                     numbered.append((number, None))  # a neighbour for the plain ones
-            else:
-                assert number is not None
+            elif number is not None:  # always, when plain
                 style = (f.size_class, f.bold, f.size)
                 roles[id(unit)] = PendingNumbered(ElementKind.HEADING, None, style, number)
                 if numbered is not None:
@@ -458,8 +457,9 @@ def in_sequence(numbers: Sequence[tuple[int, ...]]) -> frozenset[tuple[int, ...]
 
 
 def _prose_follows(units: list[Block | Atom], k: int, body: float) -> bool:
-    """Whether a bold body-size line is followed by running text or a bigger heading, as a
-    section heading is (bold row labels of tables are followed by more short rows)."""
+    """Whether a body-size line (bold, or opening with a section number) is followed by running
+    text or a bigger heading, as a section heading is (bold row labels of tables are followed by
+    more short rows, and so are the numbered lines of a list)."""
     nxt = units[k + 1] if k + 1 < len(units) else None
     if not isinstance(nxt, Block):
         return nxt is None  # the last line of a page: the text continues overleaf

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import hashlib
 import json
 import re
 import sys
@@ -38,9 +37,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import pypdfium2 as pdfium  # noqa: E402
+from parse_cpu import source  # noqa: E402 - a PDF as ingestion reads it, without page pixels
 
 from docsight.document.model import ElementKind  # noqa: E402
-from docsight.parsers.base import SourceFile  # noqa: E402
 from docsight.parsers.pdf import PdfParser  # noqa: E402
 from docsight.parsers.pdf import parser as pdf_parser  # noqa: E402
 from docsight.settings import ParseSettings  # noqa: E402
@@ -87,20 +86,12 @@ def _blind() -> Iterator[None]:
 
 
 def headings(path: Path, *, blind: bool) -> list[tuple[str, int]]:
-    data = path.read_bytes()
-    source = SourceFile(
-        path=path,
-        data=data,
-        sha256=hashlib.sha256(data).hexdigest(),
-        media_type="application/pdf",
-        page_pixels=False,
-    )
     settings = ParseSettings(ocr="never")
     if blind:
         with _blind():
-            parsed = PdfParser().parse(source, settings)
+            parsed = PdfParser().parse(source(path), settings)
     else:
-        parsed = PdfParser().parse(source, settings)
+        parsed = PdfParser().parse(source(path), settings)
     return [(_fold(e.text), e.page) for e in parsed.document.elements if e.kind in HEADINGS]
 
 

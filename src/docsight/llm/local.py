@@ -145,7 +145,8 @@ def _await_task_loop(address: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            with opener.open(f"{address}/slots", timeout=max(0.1, timeout)) as reply:
+            wait = max(0.1, deadline - time.monotonic())  # the whole wait stays within timeout
+            with opener.open(f"{address}/slots", timeout=wait) as reply:
                 reply.read()
             return
         except urllib.error.HTTPError as exc:
